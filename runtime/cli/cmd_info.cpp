@@ -1,0 +1,39 @@
+// minivllm info: resolve a launch configuration and check its model folder, without running it.
+#include <cstdio>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include <minivllm/model_config.hpp>
+
+#include "checkpoint/safetensors.hpp"
+#include "cli/commands.hpp"
+#include "cli/config_options.hpp"
+
+namespace minivllm::cli {
+
+void add_info_command(CLI::App& app) {
+  auto options = std::make_shared<ConfigOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "info", "Print the resolved configuration and a summary of its model checkpoint");
+  options->add_to(*cmd);
+  cmd->callback([options] {
+    const Config config = options->load();
+    const ModelConfig model = load_model_config(config.model.path / "config.json");
+    const Checkpoint checkpoint = Checkpoint::open(config.model.path);
+    std::int64_t params = 0;
+    for (const TensorView* t : checkpoint.tensors()) params += t->numel();
+    std::printf("%s", to_toml(config).c_str());
+    std::printf(
+        "\n# model: %s (%s), %lld layers, hidden %lld, heads %lld/%lld kv, head_dim %lld, "
+        "vocab %lld\n# checkpoint: %zu tensors, %lld parameters, %.1f MB\n",
+        model.architectures.front().c_str(), model.model_type.c_str(),
+        static_cast<long long>(model.num_hidden_layers), static_cast<long long>(model.hidden_size),
+        static_cast<long long>(model.num_attention_heads),
+        static_cast<long long>(model.num_key_value_heads), static_cast<long long>(model.head_dim),
+        static_cast<long long>(model.vocab_size), checkpoint.tensors().size(),
+        static_cast<long long>(params), static_cast<double>(checkpoint.total_bytes()) / 1e6);
+  });
+}
+
+}  // namespace minivllm::cli

@@ -1,0 +1,13 @@
+#pragma once
+// The minivllm subcommands, one file each (cmd_<name>.cpp). Each adds itself to the app and
+// sets a callback that runs it; errors are thrown as minivllm::Error and printed by main.
+namespace CLI {
+class App;
+}
+
+namespace minivllm::cli {
+
+void add_checkpoint_command(CLI::App& app);
+void add_info_command(CLI::App& app);
+
+}  // namespace minivllm::cli

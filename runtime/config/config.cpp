@@ -1,0 +1,339 @@
+#include "config/config.hpp"
+
+#include <functional>
+#include <limits>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include <minivllm/error.hpp>
+
+namespace minivllm {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Where a value came from: named in errors, and the folder relative paths are resolved against.
+struct Origin {
+  std::string where;  // "configs/a.toml:12" or "--set cache.block_size=0"
+  fs::path base_dir;
+};
+
+// One key of the schema: reads a TOML node into the Config, false when the type or range is wrong.
+struct Key {
+  std::string section;
+  std::string name;
+  std::string expected;      // for errors: "an integer in [1, 256]"
+  bool takes_string = false;  // --set may give a bare word for it
+  std::function<bool(const toml::node&, const Origin&, Config&)> read;
+
+  std::string full_name() const { return section + "." + name; }
+};
+
+template <class T>
+using Field = T& (*)(Config&);
+
+Key integer_key(std::string section, std::string name, Field<std::int64_t> field, std::int64_t lo,
+                std::int64_t hi = std::numeric_limits<std::int64_t>::max()) {
+  std::string expected = hi == std::numeric_limits<std::int64_t>::max()
+                             ? "an integer >= " + std::to_string(lo)
+                             : "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  return {std::move(section), std::move(name), std::move(expected), false,
+          [=](const toml::node& v, const Origin&, Config& c) {
+            auto x = v.value_exact<std::int64_t>();
+            if (!x || *x < lo || *x > hi) return false;
+            field(c) = *x;
+            return true;
+          }};
+}
+
+// A real number in (lo, hi].
+Key fraction_key(std::string section, std::string name, Field<double> field, double lo, double hi) {
+  std::ostringstream expected;
+  expected << "a number in (" << lo << ", " << hi << "]";
+  return {std::move(section), std::move(name), expected.str(), false,
+          [=](const toml::node& v, const Origin&, Config& c) {
+            if (!v.is_number()) return false;
+            double x = *v.value<double>();
+            if (!(x > lo && x <= hi)) return false;
+            field(c) = x;
+            return true;
+          }};
+}
+
+Key bool_key(std::string section, std::string name, Field<bool> field) {
+  return {std::move(section), std::move(name), "a boolean (true or false)", false,
+          [=](const toml::node& v, const Origin&, Config& c) {
+            auto x = v.value_exact<bool>();
+            if (!x) return false;
+            field(c) = *x;
+            return true;
+          }};
+}
+
+template <class E>
+Key choice_key(std::string section, std::string name, Field<E> field,
+               std::vector<std::pair<std::string, E>> choices) {
+  std::string expected = "one of";
+  for (std::size_t i = 0; i < choices.size(); ++i)
+    expected += (i == 0 ? " \"" : ", \"") + choices[i].first + "\"";
+  return {std::move(section), std::move(name), std::move(expected), true,
+          [=](const toml::node& v, const Origin&, Config& c) {
+            auto s = v.value_exact<std::string>();
+            if (!s) return false;
+            for (const auto& [text, value] : choices)
+              if (*s == text) {
+                field(c) = value;
+                return true;
+              }
+            return false;
+          }};
+}
+
+fs::path resolve(const std::string& p, const Origin& origin) {
+  fs::path path(p);
+  return (path.is_relative() ? origin.base_dir / path : path).lexically_normal();
+}
+
+Key path_key(std::string section, std::string name, Field<fs::path> field) {
+  return {std::move(section), std::move(name), "a non-empty path string", true,
+          [=](const toml::node& v, const Origin& origin, Config& c) {
+            auto s = v.value_exact<std::string>();
+            if (!s || s->empty()) return false;
+            field(c) = resolve(*s, origin);
+            return true;
+          }};
+}
+
+Key path_list_key(std::string section, std::string name, Field<std::vector<fs::path>> field) {
+  return {std::move(section), std::move(name), "an array of non-empty path strings", false,
+          [=](const toml::node& v, const Origin& origin, Config& c) {
+            const toml::array* a = v.as_array();
+            if (a == nullptr) return false;
+            std::vector<fs::path> paths;
+            for (const toml::node& e : *a) {
+              auto s = e.value_exact<std::string>();
+              if (!s || s->empty()) return false;
+              paths.push_back(resolve(*s, origin));
+            }
+            field(c) = std::move(paths);
+            return true;
+          }};
+}
+
+const std::vector<Key>& schema() {
+  static const std::vector<Key> keys = {
+      path_key("model", "path", [](Config& c) -> fs::path& { return c.model.path; }),
+      choice_key<DType>("model", "dtype", [](Config& c) -> DType& { return c.model.dtype; },
+                        {{"bfloat16", DType::bf16}, {"float32", DType::f32}}),
+      integer_key("model", "max_model_len",
+                  [](Config& c) -> std::int64_t& { return c.model.max_model_len; }, 0),
+      choice_key<Backend>("runtime", "backend",
+                          [](Config& c) -> Backend& { return c.runtime.backend; },
+                          {{"cpu", Backend::cpu}, {"cuda", Backend::cuda}}),
+      path_list_key("runtime", "plugin_dirs",
+                    [](Config& c) -> std::vector<fs::path>& { return c.runtime.plugin_dirs; }),
+      choice_key<LogLevel>("runtime", "log_level",
+                           [](Config& c) -> LogLevel& { return c.runtime.log_level; },
+                           {{"error", LogLevel::error},
+                            {"warn", LogLevel::warn},
+                            {"info", LogLevel::info},
+                            {"debug", LogLevel::debug}}),
+      integer_key("cache", "block_size",
+                  [](Config& c) -> std::int64_t& { return c.cache.block_size; }, 1, 256),
+      integer_key("cache", "num_blocks",
+                  [](Config& c) -> std::int64_t& { return c.cache.num_blocks; }, 0),
+      fraction_key("cache", "gpu_memory_utilization",
+                   [](Config& c) -> double& { return c.cache.gpu_memory_utilization; }, 0.0, 1.0),
+      bool_key("cache", "enable_prefix_caching",
+               [](Config& c) -> bool& { return c.cache.enable_prefix_caching; }),
+      integer_key("scheduler", "max_num_seqs",
+                  [](Config& c) -> std::int64_t& { return c.scheduler.max_num_seqs; }, 1),
+      integer_key("scheduler", "max_num_batched_tokens",
+                  [](Config& c) -> std::int64_t& { return c.scheduler.max_num_batched_tokens; }, 1),
+      bool_key("scheduler", "enable_chunked_prefill",
+               [](Config& c) -> bool& { return c.scheduler.enable_chunked_prefill; }),
+      integer_key("parallel", "tensor_parallel_size",
+                  [](Config& c) -> std::int64_t& { return c.parallel.tensor_parallel_size; }, 1,
+                  64),
+  };
+  return keys;
+}
+
+const Key* find_key(std::string_view section, std::string_view name) {
+  for (const Key& k : schema())
+    if (k.section == section && k.name == name) return &k;
+  return nullptr;
+}
+
+bool is_section(std::string_view section) {
+  for (const Key& k : schema())
+    if (k.section == section) return true;
+  return false;
+}
+
+std::string known_keys(std::string_view section) {
+  std::string out;
+  for (const Key& k : schema())
+    if (k.section == section) out += (out.empty() ? "" : ", ") + k.name;
+  return out;
+}
+
+std::string known_sections() {
+  std::string out;
+  for (const Key& k : schema())
+    if (out.find("[" + k.section + "]") == std::string::npos)
+      out += (out.empty() ? "[" : ", [") + k.section + "]";
+  return out;
+}
+
+std::string show(const toml::node& v) {
+  std::ostringstream os;
+  v.visit([&](const auto& n) { os << n; });
+  std::string s = os.str();
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+void apply(const Key& key, const toml::node& value, const Origin& origin, Config& config,
+           std::vector<std::string>& errors) {
+  if (!key.read(value, origin, config))
+    errors.push_back(origin.where + ": " + key.full_name() + ": expected " + key.expected +
+                     ", got " + show(value));
+}
+
+std::string at_line(const fs::path& file, const toml::node& n) {
+  return file.string() + ":" + std::to_string(n.source().begin.line);
+}
+
+void read_file(const fs::path& file, Config& config, std::vector<std::string>& errors) {
+  toml::table root;
+  try {
+    root = toml::parse_file(file.string());
+  } catch (const toml::parse_error& e) {
+    errors.push_back(file.string() + ":" + std::to_string(e.source().begin.line) + ": " +
+                     std::string(e.description()));
+    return;
+  }
+  fs::path base = fs::absolute(file).parent_path();
+  for (const auto& [section_key, section_node] : root) {
+    std::string_view section = section_key.str();
+    const toml::table* table = section_node.as_table();
+    if (!is_section(section)) {
+      errors.push_back(at_line(file, section_node) + ": unknown section [" + std::string(section) +
+                       "] (known: " + known_sections() + ")");
+      continue;
+    }
+    if (table == nullptr) {
+      errors.push_back(at_line(file, section_node) + ": " + std::string(section) +
+                       ": expected a table [" + std::string(section) + "]");
+      continue;
+    }
+    for (const auto& [name_key, value] : *table) {
+      std::string_view name = name_key.str();
+      const Key* key = find_key(section, name);
+      if (key == nullptr) {
+        errors.push_back(at_line(file, value) + ": unknown key " + std::string(section) + "." +
+                         std::string(name) + " (known in [" + std::string(section) +
+                         "]: " + known_keys(section) + ")");
+        continue;
+      }
+      apply(*key, value, Origin{at_line(file, value), base}, config, errors);
+    }
+  }
+}
+
+void read_override(const std::string& text, Config& config, std::vector<std::string>& errors) {
+  std::string where = "--set " + text;
+  std::size_t eq = text.find('=');
+  std::size_t dot = text.find('.');
+  if (eq == std::string::npos || dot == std::string::npos || dot > eq) {
+    errors.push_back(where + ": expected section.key=value");
+    return;
+  }
+  std::string section = text.substr(0, dot);
+  std::string name = text.substr(dot + 1, eq - dot - 1);
+  std::string value = text.substr(eq + 1);
+  const Key* key = find_key(section, name);
+  if (key == nullptr) {
+    errors.push_back(where + ": unknown key " + section + "." + name +
+                     (is_section(section) ? " (known in [" + section + "]: " + known_keys(section) + ")"
+                                          : " (known sections: " + known_sections() + ")"));
+    return;
+  }
+  Origin origin{where, fs::current_path()};
+  toml::table parsed;
+  bool literal = true;
+  try {
+    parsed = toml::parse("v = " + value, std::string_view{"--set"});
+  } catch (const toml::parse_error&) {
+    literal = false;
+  }
+  if (literal && !(key->takes_string && !parsed["v"].is_string())) {
+    apply(*key, *parsed.get("v"), origin, config, errors);
+  } else if (key->takes_string) {
+    apply(*key, toml::value<std::string>(value), origin, config, errors);
+  } else {
+    errors.push_back(where + ": " + key->full_name() + ": expected " + key->expected + ", got '" +
+                     value + "' (not a TOML value)");
+  }
+}
+
+}  // namespace
+
+Config load_config(const fs::path& file, const std::vector<std::string>& overrides) {
+  Config config;
+  std::vector<std::string> errors;
+  if (!file.empty()) {
+    if (!fs::is_regular_file(file))
+      throw Error("config file " + file.string() + ": not found or not a regular file");
+    read_file(file, config, errors);
+  }
+  for (const std::string& o : overrides) read_override(o, config, errors);
+  if (errors.empty() && config.model.path.empty())
+    errors.push_back((file.empty() ? std::string("configuration") : file.string()) +
+                     ": model.path is required (set it in [model] or with --set model.path=DIR)");
+  if (!errors.empty()) {
+    std::string message = "invalid configuration:";
+    for (const std::string& e : errors) message += "\n  " + e;
+    throw Error(message);
+  }
+  return config;
+}
+
+std::string_view backend_name(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
+
+std::string_view log_level_name(LogLevel l) {
+  switch (l) {
+    case LogLevel::error: return "error";
+    case LogLevel::warn: return "warn";
+    case LogLevel::info: return "info";
+    case LogLevel::debug: return "debug";
+  }
+  return "?";
+}
+
+std::string to_toml(const Config& c) {
+  toml::array plugin_dirs;
+  for (const fs::path& p : c.runtime.plugin_dirs) plugin_dirs.push_back(fs::absolute(p).string());
+  toml::table root{
+      {"model", toml::table{{"path", fs::absolute(c.model.path).string()},
+                            {"dtype", c.model.dtype == DType::f32 ? "float32" : "bfloat16"},
+                            {"max_model_len", c.model.max_model_len}}},
+      {"runtime", toml::table{{"backend", std::string(backend_name(c.runtime.backend))},
+                              {"plugin_dirs", plugin_dirs},
+                              {"log_level", std::string(log_level_name(c.runtime.log_level))}}},
+      {"cache", toml::table{{"block_size", c.cache.block_size},
+                            {"num_blocks", c.cache.num_blocks},
+                            {"gpu_memory_utilization", c.cache.gpu_memory_utilization},
+                            {"enable_prefix_caching", c.cache.enable_prefix_caching}}},
+      {"scheduler", toml::table{{"max_num_seqs", c.scheduler.max_num_seqs},
+                                {"max_num_batched_tokens", c.scheduler.max_num_batched_tokens},
+                                {"enable_chunked_prefill", c.scheduler.enable_chunked_prefill}}},
+      {"parallel", toml::table{{"tensor_parallel_size", c.parallel.tensor_parallel_size}}},
+  };
+  std::ostringstream os;
+  os << root << "\n";
+  return os.str();
+}
+
+}  // namespace minivllm

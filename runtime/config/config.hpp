@@ -1,0 +1,66 @@
+#pragma once
+// The runtime's launch configuration: a TOML file plus `--set section.key=value` overrides.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <minivllm/dtype.hpp>
+
+namespace minivllm {
+
+enum class Backend { cpu, cuda };
+enum class LogLevel { error, warn, info, debug };
+
+struct ModelOptions {
+  std::filesystem::path path;         // Hugging Face model folder (required)
+  DType dtype = DType::bf16;          // "bfloat16" | "float32"
+  std::int64_t max_model_len = 0;     // 0: the model's max_position_embeddings
+};
+
+struct RuntimeOptions {
+  Backend backend = Backend::cpu;
+  std::vector<std::filesystem::path> plugin_dirs;
+  LogLevel log_level = LogLevel::info;
+};
+
+struct CacheOptions {
+  std::int64_t block_size = 16;             // tokens per KV-cache block
+  std::int64_t num_blocks = 0;              // 0: size from gpu_memory_utilization
+  double gpu_memory_utilization = 0.9;      // fraction of device memory the engine may use
+  bool enable_prefix_caching = true;
+};
+
+struct SchedulerOptions {
+  std::int64_t max_num_seqs = 256;
+  std::int64_t max_num_batched_tokens = 8192;
+  bool enable_chunked_prefill = true;
+};
+
+struct ParallelOptions {
+  std::int64_t tensor_parallel_size = 1;
+};
+
+struct Config {
+  ModelOptions model;
+  RuntimeOptions runtime;
+  CacheOptions cache;
+  SchedulerOptions scheduler;
+  ParallelOptions parallel;
+};
+
+// Reads `file` (empty path: defaults only), then applies `overrides` ("section.key=value", the
+// value a TOML literal; a bare word is taken as a string). Relative paths in the file are
+// relative to the file's folder; relative paths given with --set, to the working directory.
+// Every problem (unknown section or key, wrong type, value out of range, TOML syntax, missing
+// model.path) is collected and thrown as one minivllm::Error naming the file (or --set), line,
+// key and what was expected: no Config comes back half-read.
+Config load_config(const std::filesystem::path& file, const std::vector<std::string>& overrides);
+
+// The resolved configuration as TOML text (paths absolute), for logs and `minivllm info`.
+std::string to_toml(const Config& config);
+
+std::string_view backend_name(Backend b);
+std::string_view log_level_name(LogLevel l);
+
+}  // namespace minivllm

@@ -1,0 +1,31 @@
+#pragma once
+// Element types of tensors and checkpoint files.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace minivllm {
+
+enum class DType : std::uint8_t { bf16, f16, f32 };
+
+constexpr std::size_t dtype_size(DType t) { return t == DType::f32 ? 4 : 2; }
+
+// Names as safetensors spells them ("BF16", "F16", "F32").
+constexpr std::string_view dtype_name(DType t) {
+  switch (t) {
+    case DType::bf16: return "BF16";
+    case DType::f16: return "F16";
+    case DType::f32: return "F32";
+  }
+  return "?";
+}
+
+constexpr std::optional<DType> dtype_from_name(std::string_view s) {
+  if (s == "BF16") return DType::bf16;
+  if (s == "F16") return DType::f16;
+  if (s == "F32") return DType::f32;
+  return std::nullopt;
+}
+
+}  // namespace minivllm

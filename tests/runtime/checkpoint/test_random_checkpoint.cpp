@@ -1,0 +1,101 @@
+// random-v1 checkpoints written by `minivllm checkpoint` are byte-identical to the reference
+// generator: their sha256 sums are in tests/data/checksums.txt.
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include <minivllm/error.hpp>
+
+#include "checkpoint/random_checkpoint.hpp"
+#include "temp_dir.hpp"
+#include "test_paths.hpp"
+
+namespace minivllm {
+namespace {
+
+namespace fs = std::filesystem;
+using minivllm::testing::TempDir;
+
+struct ChecksumCase {
+  std::string sha256;
+  std::string config;
+  std::uint64_t seed = 0;
+};
+
+std::vector<ChecksumCase> read_checksums() {
+  std::ifstream in(minivllm::testing::test_data_dir() / "checksums.txt");
+  std::vector<ChecksumCase> cases;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    ChecksumCase c;
+    std::string seed;
+    fields >> c.sha256 >> c.config >> seed;
+    if (seed.rfind("seed=", 0) == 0) c.seed = std::stoull(seed.substr(5));
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+std::string run(const std::string& command) {
+  std::string out;
+  FILE* p = ::popen(command.c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  int status = ::pclose(p);
+  return status == 0 ? out : "exit status " + std::to_string(status) + ": " + out;
+}
+
+TEST(RandomCheckpoint, SixReferenceChecksums) {
+  std::vector<ChecksumCase> cases = read_checksums();
+  ASSERT_EQ(cases.size(), 6u);
+  for (const ChecksumCase& c : cases) {
+    SCOPED_TRACE(c.config + " seed " + std::to_string(c.seed));
+    TempDir dir("rv1");
+    fs::path config = minivllm::testing::configs_dir() / "models" / (c.config + ".json");
+    fs::path out = dir / "model";
+    std::string log = run(minivllm::testing::minivllm_bin().string() + " checkpoint --hf-config " +
+                          config.string() + " --out " + out.string() + " --seed " +
+                          std::to_string(c.seed) + " 2>&1");
+    ASSERT_NE(log.find("wrote "), std::string::npos) << log;
+    std::string sum = run("sha256sum " + (out / "model.safetensors").string());
+    EXPECT_EQ(sum.substr(0, 64), c.sha256);
+    // config.json is a byte copy of the input.
+    std::ifstream a(config), b(out / "config.json");
+    std::stringstream sa, sb;
+    sa << a.rdbuf();
+    sb << b.rdbuf();
+    EXPECT_EQ(sa.str(), sb.str());
+  }
+}
+
+TEST(RandomCheckpoint, TensorListFollowsArchitecture) {
+  ModelConfig qwen = load_model_config(minivllm::testing::configs_dir() / "models/tiny-qwen3.json");
+  std::vector<TensorSpec> q = random_v1_tensors(qwen);
+  EXPECT_EQ(q.size(), 1u + 2u * 11u + 1u);  // tied: no lm_head; q/k norms per layer
+  EXPECT_EQ(q[2].name, "model.layers.0.self_attn.q_proj.weight");
+  EXPECT_EQ(q[2].shape, (std::vector<std::int64_t>{128, 64}));  // heads * head_dim > hidden
+  ModelConfig llama = load_model_config(minivllm::testing::configs_dir() / "models/tiny-llama3.json");
+  std::vector<TensorSpec> l = random_v1_tensors(llama);
+  EXPECT_EQ(l.size(), 1u + 2u * 9u + 2u);  // untied: lm_head last
+  EXPECT_EQ(l.back().name, "lm_head.weight");
+  llama.model_type = "mistral";
+  EXPECT_THROW(random_v1_tensors(llama), Error);
+}
+
+TEST(RandomCheckpoint, CommandErrors) {
+  TempDir dir("rv1_err");
+  std::string log = run(minivllm::testing::minivllm_bin().string() +
+                        " checkpoint --hf-config " + (dir / "absent.json").string() + " --out " +
+                        (dir / "m").string() + " 2>&1");
+  EXPECT_NE(log.find("exit status"), std::string::npos) << log;
+  EXPECT_NE(log.find("absent.json: cannot open"), std::string::npos) << log;
+  log = run(minivllm::testing::minivllm_bin().string() + " checkpoint --out x --seed -1 2>&1");
+  EXPECT_NE(log.find("exit status"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace minivllm

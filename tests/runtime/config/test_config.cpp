@@ -1,0 +1,221 @@
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include <minivllm/error.hpp>
+
+#include "config/config.hpp"
+#include "test_paths.hpp"
+
+namespace minivllm {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("mv_config_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& text) {
+    fs::path p = dir_ / "test.toml";
+    std::ofstream(p) << text;
+    return p;
+  }
+
+  // The error message load_config throws, or "" when it does not throw.
+  std::string error_of(const fs::path& file, const std::vector<std::string>& sets = {}) {
+    try {
+      load_config(file, sets);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ConfigTest, ReadsEveryKey) {
+  fs::path file = write(R"(
+[model]
+path = "models/tiny"
+dtype = "float32"
+max_model_len = 2048
+[runtime]
+backend = "cuda"
+plugin_dirs = ["plugins", "/opt/mv"]
+log_level = "debug"
+[cache]
+block_size = 32
+num_blocks = 100
+gpu_memory_utilization = 0.5
+enable_prefix_caching = false
+[scheduler]
+max_num_seqs = 8
+max_num_batched_tokens = 4096
+enable_chunked_prefill = false
+[parallel]
+tensor_parallel_size = 2
+)");
+  Config c = load_config(file, {});
+  EXPECT_EQ(c.model.path, dir_ / "models/tiny");  // relative to the file's folder
+  EXPECT_EQ(c.model.dtype, DType::f32);
+  EXPECT_EQ(c.model.max_model_len, 2048);
+  EXPECT_EQ(c.runtime.backend, Backend::cuda);
+  ASSERT_EQ(c.runtime.plugin_dirs.size(), 2u);
+  EXPECT_EQ(c.runtime.plugin_dirs[0], dir_ / "plugins");
+  EXPECT_EQ(c.runtime.plugin_dirs[1], fs::path("/opt/mv"));
+  EXPECT_EQ(c.runtime.log_level, LogLevel::debug);
+  EXPECT_EQ(c.cache.block_size, 32);
+  EXPECT_EQ(c.cache.num_blocks, 100);
+  EXPECT_DOUBLE_EQ(c.cache.gpu_memory_utilization, 0.5);
+  EXPECT_FALSE(c.cache.enable_prefix_caching);
+  EXPECT_EQ(c.scheduler.max_num_seqs, 8);
+  EXPECT_EQ(c.scheduler.max_num_batched_tokens, 4096);
+  EXPECT_FALSE(c.scheduler.enable_chunked_prefill);
+  EXPECT_EQ(c.parallel.tensor_parallel_size, 2);
+}
+
+TEST_F(ConfigTest, DefaultsForAbsentKeys) {
+  Config c = load_config(write("[model]\npath = \"m\"\n"), {});
+  EXPECT_EQ(c.model.dtype, DType::bf16);
+  EXPECT_EQ(c.model.max_model_len, 0);
+  EXPECT_EQ(c.runtime.backend, Backend::cpu);
+  EXPECT_TRUE(c.runtime.plugin_dirs.empty());
+  EXPECT_EQ(c.cache.block_size, 16);
+  EXPECT_EQ(c.cache.num_blocks, 0);
+  EXPECT_DOUBLE_EQ(c.cache.gpu_memory_utilization, 0.9);
+  EXPECT_TRUE(c.cache.enable_prefix_caching);
+  EXPECT_EQ(c.scheduler.max_num_seqs, 256);
+  EXPECT_TRUE(c.scheduler.enable_chunked_prefill);
+  EXPECT_EQ(c.parallel.tensor_parallel_size, 1);
+}
+
+TEST_F(ConfigTest, UnknownSectionNamesFileAndLine) {
+  fs::path file = write("[model]\npath = \"m\"\n\n[cach]\nblock_size = 16\n");
+  std::string e = error_of(file);
+  EXPECT_NE(e.find(file.string() + ":4: unknown section [cach]"), std::string::npos) << e;
+}
+
+TEST_F(ConfigTest, UnknownKeyNamesFileLineAndKnownKeys) {
+  fs::path file = write("[model]\npath = \"m\"\n[cache]\nblok_size = 16\n");
+  std::string e = error_of(file);
+  EXPECT_NE(e.find(file.string() + ":4: unknown key cache.blok_size"), std::string::npos) << e;
+  EXPECT_NE(e.find("block_size"), std::string::npos) << e;
+}
+
+TEST_F(ConfigTest, WrongTypeNamesExpectedType) {
+  fs::path file = write("[model]\npath = \"m\"\n[cache]\nblock_size = \"16\"\n");
+  std::string e = error_of(file);
+  EXPECT_NE(e.find(file.string() + ":4: cache.block_size: expected an integer in [1, 256]"),
+            std::string::npos)
+      << e;
+}
+
+TEST_F(ConfigTest, OutOfRangeValuesAreErrors) {
+  struct Case {
+    std::string section, line;
+  };
+  const std::vector<Case> bad = {
+      {"cache", "block_size = 0"},          {"cache", "block_size = 512"},
+      {"cache", "num_blocks = -1"},         {"cache", "gpu_memory_utilization = 0.0"},
+      {"cache", "gpu_memory_utilization = 1.5"}, {"scheduler", "max_num_seqs = 0"},
+      {"model", "dtype = \"float16\""},     {"runtime", "backend = \"tpu\""},
+      {"runtime", "log_level = \"trace\""}, {"runtime", "plugin_dirs = \"p\""},
+      {"parallel", "tensor_parallel_size = 0"}, {"cache", "enable_prefix_caching = 1"},
+      {"model", "max_model_len = 1.5"},
+  };
+  for (const Case& c : bad) {
+    std::string text = c.section == "model"
+                           ? "[model]\npath = \"m\"\n" + c.line + "\n"
+                           : "[model]\npath = \"m\"\n[" + c.section + "]\n" + c.line + "\n";
+    fs::path file = write(text);
+    std::string key = c.section + "." + c.line.substr(0, c.line.find(' '));
+    std::string e = error_of(file);
+    EXPECT_NE(e.find(file.string() + ":"), std::string::npos) << c.line << " -> " << e;
+    EXPECT_NE(e.find(key + ": expected "), std::string::npos) << c.line << " -> " << e;
+  }
+}
+
+TEST_F(ConfigTest, CollectsEveryError) {
+  std::string e = error_of(write("[model]\npath = 1\n[cache]\nblock_size = 0\nfoo = 1\n"));
+  EXPECT_NE(e.find("model.path"), std::string::npos) << e;
+  EXPECT_NE(e.find("cache.block_size"), std::string::npos) << e;
+  EXPECT_NE(e.find("cache.foo"), std::string::npos) << e;
+}
+
+TEST_F(ConfigTest, SyntaxErrorNamesLine) {
+  fs::path file = write("[model]\npath = \"m\"\nmax_model_len = = 3\n");
+  std::string e = error_of(file);
+  EXPECT_NE(e.find(file.string() + ":3:"), std::string::npos) << e;
+}
+
+TEST_F(ConfigTest, ModelPathIsRequired) {
+  std::string e = error_of(write("[cache]\nblock_size = 16\n"));
+  EXPECT_NE(e.find("model.path is required"), std::string::npos) << e;
+}
+
+TEST_F(ConfigTest, MissingFileIsAnError) {
+  std::string e = error_of(dir_ / "absent.toml");
+  EXPECT_NE(e.find("absent.toml"), std::string::npos) << e;
+}
+
+TEST_F(ConfigTest, SetOverridesFileValuesByType) {
+  fs::path file = write("[model]\npath = \"m\"\n[cache]\nblock_size = 16\n");
+  Config c = load_config(file, {"cache.block_size=32", "cache.enable_prefix_caching=false",
+                                "runtime.backend=cuda", "runtime.log_level=\"warn\"",
+                                "cache.gpu_memory_utilization=0.25",
+                                "runtime.plugin_dirs=[\"a\", \"/b\"]", "model.path=rel/model"});
+  EXPECT_EQ(c.cache.block_size, 32);
+  EXPECT_FALSE(c.cache.enable_prefix_caching);
+  EXPECT_EQ(c.runtime.backend, Backend::cuda);
+  EXPECT_EQ(c.runtime.log_level, LogLevel::warn);
+  EXPECT_DOUBLE_EQ(c.cache.gpu_memory_utilization, 0.25);
+  // Paths given with --set are relative to the working directory, not to the file.
+  ASSERT_EQ(c.runtime.plugin_dirs.size(), 2u);
+  EXPECT_EQ(c.runtime.plugin_dirs[0], fs::current_path() / "a");
+  EXPECT_EQ(c.model.path, fs::current_path() / "rel/model");
+}
+
+TEST_F(ConfigTest, SetWithoutFile) {
+  Config c = load_config({}, {"model.path=/m", "scheduler.max_num_seqs=4"});
+  EXPECT_EQ(c.model.path, fs::path("/m"));
+  EXPECT_EQ(c.scheduler.max_num_seqs, 4);
+}
+
+TEST_F(ConfigTest, BadSetIsNamed) {
+  fs::path file = write("[model]\npath = \"m\"\n");
+  EXPECT_NE(error_of(file, {"cache.block_size=big"}).find("--set cache.block_size=big: "
+                                                            "cache.block_size: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(error_of(file, {"cache.blocksize=3"}).find("--set cache.blocksize=3: unknown key"),
+            std::string::npos);
+  EXPECT_NE(error_of(file, {"nosection"}).find("expected section.key=value"), std::string::npos);
+  EXPECT_NE(error_of(file, {"cache.block_size=0"}).find("--set cache.block_size=0"),
+            std::string::npos);
+  EXPECT_NE(error_of(file, {"gpu.x=1"}).find("unknown key gpu.x"), std::string::npos);
+}
+
+TEST_F(ConfigTest, ShippedConfigsLoad) {
+  for (const auto& entry : fs::directory_iterator(minivllm::testing::configs_dir())) {
+    if (entry.path().extension() != ".toml") continue;
+    SCOPED_TRACE(entry.path().string());
+    Config c = load_config(entry.path(), {});
+    EXPECT_FALSE(c.model.path.empty());
+    // The resolved config prints as TOML that loads back to the same values.
+    fs::path again = write(to_toml(c));
+    Config d = load_config(again, {});
+    EXPECT_EQ(d.model.path, c.model.path);
+    EXPECT_EQ(d.cache.block_size, c.cache.block_size);
+    EXPECT_EQ(d.runtime.plugin_dirs, c.runtime.plugin_dirs);
+  }
+}
+
+}  // namespace
+}  // namespace minivllm

@@ -93,8 +93,14 @@ TEST(RandomCheckpoint, CommandErrors) {
                         (dir / "m").string() + " 2>&1");
   EXPECT_NE(log.find("exit status"), std::string::npos) << log;
   EXPECT_NE(log.find("absent.json: cannot open"), std::string::npos) << log;
-  log = run(minivllm::testing::minivllm_bin().string() + " checkpoint --out x --seed -1 2>&1");
-  EXPECT_NE(log.find("exit status"), std::string::npos) << log;
+  fs::path config = minivllm::testing::configs_dir() / "models/tiny-qwen3.json";
+  for (const char* seed : {"-1", "18446744073709551616", "0x10", "1e3", ""}) {
+    log = run(minivllm::testing::minivllm_bin().string() + " checkpoint --hf-config " +
+              config.string() + " --out " + (dir / "m").string() + " --seed '" + seed + "' 2>&1");
+    EXPECT_NE(log.find("--seed: expected an unsigned 64-bit integer"), std::string::npos)
+        << seed << ": " << log;
+  }
+  EXPECT_FALSE(fs::exists(dir / "m" / "model.safetensors"));
 }
 
 }  // namespace

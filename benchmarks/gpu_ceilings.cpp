@@ -1,0 +1,114 @@
+// The two ceilings every GPU figure is read against, measured on the machine at hand:
+// cuBLAS bf16 GEMM TFLOP/s (fp32 accumulation, random data) and device-to-device copy GB/s
+// (bytes read + bytes written). Prints a table and one JSON line.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "kernels/bf16.hpp"
+
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "gpu_ceilings: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "gpu_ceilings: %s: cuBLAS status %d\n", what, static_cast<int>(s));
+    std::exit(1);
+  }
+}
+
+// Median milliseconds of `reps` timed runs of `body` after `warmup` untimed ones.
+template <class Body>
+float median_ms(int warmup, int reps, Body body) {
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  for (int i = 0; i < warmup; ++i) body();
+  std::vector<float> times;
+  for (int i = 0; i < reps; ++i) {
+    check(cudaEventRecord(start), "cudaEventRecord");
+    body();
+    check(cudaEventRecord(stop), "cudaEventRecord");
+    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    times.push_back(ms);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
+  return times[reps / 2];
+}
+
+void* device_random_bf16(std::size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<std::uint16_t> host(n);
+  for (auto& h : host) h = minivllm::f32_to_bf16(dist(rng));
+  void* d = nullptr;
+  check(cudaMalloc(&d, n * sizeof(std::uint16_t)), "cudaMalloc");
+  check(cudaMemcpy(d, host.data(), n * sizeof(std::uint16_t), cudaMemcpyHostToDevice), "upload");
+  return d;
+}
+
+}  // namespace
+
+int main() {
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  std::mt19937 rng(std::random_device{}());
+
+  // GEMM: C[m,n] = A[m,k] B[k,n], bf16 in and out, fp32 accumulation.
+  const int dim = 8192;
+  const std::size_t elems = std::size_t{dim} * dim;
+  void* a = device_random_bf16(elems, rng);
+  void* b = device_random_bf16(elems, rng);
+  void* c = nullptr;
+  check(cudaMalloc(&c, elems * sizeof(std::uint16_t)), "cudaMalloc");
+  cublasHandle_t handle;
+  check(cublasCreate(&handle), "cublasCreate");
+  const float alpha = 1.0f, beta = 0.0f;
+  float gemm_ms = median_ms(5, 20, [&] {
+    check(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim, &alpha, a, CUDA_R_16BF,
+                       dim, b, CUDA_R_16BF, dim, &beta, c, CUDA_R_16BF, dim, CUBLAS_COMPUTE_32F,
+                       CUBLAS_GEMM_DEFAULT),
+          "cublasGemmEx");
+  });
+  double tflops = 2.0 * dim * dim * static_cast<double>(dim) / (gemm_ms * 1e-3) / 1e12;
+  cublasDestroy(handle);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+
+  // Copy: 2 GiB device to device, far past the L2.
+  const std::size_t bytes = std::size_t{2} << 30;
+  void* src = nullptr;
+  void* dst = nullptr;
+  check(cudaMalloc(&src, bytes), "cudaMalloc");
+  check(cudaMalloc(&dst, bytes), "cudaMalloc");
+  check(cudaMemset(src, 0x5A, bytes), "cudaMemset");
+  float copy_ms = median_ms(3, 20, [&] {
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
+  });
+  double copy_gbs = 2.0 * static_cast<double>(bytes) / (copy_ms * 1e-3) / 1e9;
+  cudaFree(src);
+  cudaFree(dst);
+
+  std::printf("| device | bf16 GEMM %d^3 | D2D copy (read+write) |\n|---|---|---|\n", dim);
+  std::printf("| %s | %.1f TFLOP/s (%.3f ms) | %.0f GB/s (%.3f ms for 2 GiB) |\n", prop.name, tflops,
+              gemm_ms, copy_gbs, copy_ms);
+  std::printf("{\"device\":\"%s\",\"gemm_bf16_8192_tflops\":%.1f,\"gemm_ms\":%.4f,"
+              "\"copy_gbs\":%.1f,\"copy_ms\":%.4f}\n",
+              prop.name, tflops, gemm_ms, copy_gbs, copy_ms);
+  return 0;
+}

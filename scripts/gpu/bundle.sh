@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Run here (the build machine): package the CUDA build for the GPU machine into .gpu/ (ignored by
+# git; name `.gpu` in the device tool's `carry`). Needs a build with the CUDA backend in build/
+# and the device-bundle tool (DEVELOPERS.md).
+#   scripts/gpu/bundle.sh [DEVICE_BUNDLE]   (default ../shared/tools/device-bundle)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+tool=${1:-$root/../shared/tools/device-bundle}
+cd "$root"
+ninja -C build
+rm -rf .gpu
+mkdir -p .gpu/data
+# Every GPU test and GPU benchmark, the launcher, and the plugins.
+mapfile -t programs < <(find build/tests/kernels/cuda build/benchmarks -maxdepth 1 -type f -perm -u+x \
+                        \( -name 'test_*' -o -name 'gpu_*' \); \
+                        echo build/minivllm; find build/plugins -name '*.so')
+"$tool" .gpu/bundle "${programs[@]}"
+# Tokenizers travel compressed (the device call carries at most 64 MiB).
+tar -C data -cJf .gpu/data/tokenizers.tar.xz tokenizers
+du -sh .gpu

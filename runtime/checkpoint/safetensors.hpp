@@ -13,17 +13,15 @@
 #include <vector>
 
 #include <minivllm/dtype.hpp>
+#include <minivllm/shape.hpp>
 
 namespace minivllm {
-
-// Number of elements of a tensor of this shape (1 for a scalar).
-std::int64_t shape_numel(const std::vector<std::int64_t>& shape);
 
 // One tensor inside a mapped file. `bytes` stays valid while its file is open.
 struct TensorView {
   std::string name;
   DType dtype = DType::f32;
-  std::vector<std::int64_t> shape;
+  Shape shape;
   std::span<const std::byte> bytes;
   std::filesystem::path file;
 
@@ -77,7 +75,7 @@ class Checkpoint {
 struct TensorSpec {
   std::string name;
   DType dtype = DType::bf16;
-  std::vector<std::int64_t> shape;
+  Shape shape;
 
   std::int64_t numel() const { return shape_numel(shape); }
 };

@@ -110,12 +110,6 @@ TensorView read_entry(const std::filesystem::path& path, const std::string& name
 
 }  // namespace
 
-std::int64_t shape_numel(const std::vector<std::int64_t>& shape) {
-  std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
-  return n;
-}
-
 SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
   SafetensorsFile f;
   f.path_ = path;

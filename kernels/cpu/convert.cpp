@@ -1,0 +1,40 @@
+#include "kernels/cpu/convert.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "kernels/bf16.hpp"
+
+namespace minivllm::cpu {
+
+void to_f32(const void* src, DType src_dtype, float* dst, std::int64_t n) {
+  switch (src_dtype) {
+    case DType::f32:
+      std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
+      return;
+    case DType::bf16: {
+      const auto* s = static_cast<const std::uint16_t*>(src);
+#pragma omp simd
+      for (std::int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(s[i]);
+      return;
+    }
+    case DType::f16: break;
+  }
+  throw std::invalid_argument("CPU kernels read bf16 or f32 data, not F16");
+}
+
+float dot(const float* a, const float* b, std::int64_t n) {
+  // Sixteen running sums (four SSE vectors): independent chains, so the adds pipeline.
+  constexpr std::int64_t kLanes = 16;
+  float partial[kLanes] = {};
+  std::int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+#pragma GCC unroll 16
+    for (std::int64_t j = 0; j < kLanes; ++j) partial[j] += a[i + j] * b[i + j];
+  float sum = 0.0f;
+  for (; i < n; ++i) sum += a[i] * b[i];
+  for (float p : partial) sum += p;
+  return sum;
+}
+
+}  // namespace minivllm::cpu

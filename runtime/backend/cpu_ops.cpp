@@ -1,0 +1,222 @@
+#include "backend/cpu_ops.hpp"
+
+#include <cstring>
+#include <new>
+#include <string>
+
+#include <minivllm/error.hpp>
+
+#include "kernels/cpu/activation.hpp"
+#include "kernels/cpu/attention.hpp"
+#include "kernels/cpu/embedding.hpp"
+#include "kernels/cpu/kv_cache.hpp"
+#include "kernels/cpu/linear.hpp"
+#include "kernels/cpu/norm.hpp"
+#include "kernels/cpu/rope.hpp"
+
+namespace minivllm {
+
+namespace {
+
+void require(bool ok, const std::string& op, const std::string& what) {
+  if (!ok) throw Error("CpuOps::" + op + ": " + what);
+}
+
+// A host tensor of f32 activations, [rows, features].
+void require_matrix(const Tensor& t, const std::string& op, const char* name) {
+  require(t.device() == Device::cpu, op, std::string(name) + " is not on the CPU");
+  require(t.dtype() == DType::f32 && t.rank() == 2, op,
+          std::string(name) + " must be a 2-d f32 tensor, is " + std::string(dtype_name(t.dtype())) +
+              " " + shape_string(t.shape()));
+}
+
+void require_weight(const Tensor& w, std::size_t rank, const std::string& op) {
+  require(w.device() == Device::cpu && w.rank() == rank &&
+              (w.dtype() == DType::bf16 || w.dtype() == DType::f32),
+          op, "weight must be a " + std::to_string(rank) + "-d bf16/f32 CPU tensor, is " +
+                  std::string(dtype_name(w.dtype())) + " " + shape_string(w.shape()));
+}
+
+// head_dim of a cache [num_blocks, block_size, kv_heads, head_dim], checked to be f32.
+void require_cache(const Tensor& cache, const std::string& op) {
+  require(cache.device() == Device::cpu && cache.dtype() == DType::f32 && cache.rank() == 4, op,
+          "KV cache must be a 4-d f32 tensor, is " + shape_string(cache.shape()));
+}
+
+}  // namespace
+
+Tensor CpuOps::empty(const Shape& shape, DType dtype) {
+  const std::size_t bytes = static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype);
+  // 64-byte aligned so rows vectorize well; freed with the matching aligned delete.
+  void* p = ::operator new[](bytes == 0 ? 1 : bytes, std::align_val_t{64});
+  std::shared_ptr<void> owner(p, [](void* q) { ::operator delete[](q, std::align_val_t{64}); });
+  return {std::move(owner), p, dtype, shape, Device::cpu};
+}
+
+Tensor CpuOps::from_host(const void* data, DType dtype, const Shape& shape) {
+  Tensor t = empty(shape, dtype);
+  std::memcpy(t.data(), data, t.nbytes());
+  return t;
+}
+
+void CpuOps::to_host(const Tensor& t, void* dst) { std::memcpy(dst, t.data(), t.nbytes()); }
+
+Tensor CpuOps::embedding(const Tensor& table, const Batch& batch) {
+  require_weight(table, 2, "embedding");
+  Tensor out = empty({batch.num_tokens(), table.dim(1)}, DType::f32);
+  try {
+    cpu::embedding(table.data(), table.dtype(), table.dim(0), table.dim(1),
+                   batch.token_ids.data(), batch.num_tokens(), out.data_as<float>());
+  } catch (const std::out_of_range& e) {
+    throw Error(std::string("CpuOps::embedding: ") + e.what());
+  }
+  return out;
+}
+
+Tensor CpuOps::linear(const Tensor& x, const Tensor& weight) {
+  require_matrix(x, "linear", "x");
+  require_weight(weight, 2, "linear");
+  require(x.dim(1) == weight.dim(1), "linear",
+          "x " + shape_string(x.shape()) + " does not match weight " + shape_string(weight.shape()));
+  Tensor y = empty({x.dim(0), weight.dim(0)}, DType::f32);
+  cpu::linear(x.data_as<float>(), weight.data(), weight.dtype(), y.data_as<float>(), x.dim(0),
+              weight.dim(0), x.dim(1));
+  return y;
+}
+
+Tensor CpuOps::rms_norm(const Tensor& x, const Tensor& weight, float eps) {
+  require_matrix(x, "rms_norm", "x");
+  require_weight(weight, 1, "rms_norm");
+  require(weight.dim(0) == x.dim(1), "rms_norm", "weight does not match x");
+  Tensor out = empty(x.shape(), DType::f32);
+  cpu::rms_norm(x.data_as<float>(), weight.data(), weight.dtype(), out.data_as<float>(), x.dim(0),
+                x.dim(1), eps);
+  return out;
+}
+
+Tensor CpuOps::add_rms_norm(const Tensor& x, Tensor& residual, const Tensor& weight, float eps) {
+  require_matrix(x, "add_rms_norm", "x");
+  require_matrix(residual, "add_rms_norm", "residual");
+  require_weight(weight, 1, "add_rms_norm");
+  require(x.shape() == residual.shape() && weight.dim(0) == x.dim(1), "add_rms_norm",
+          "x, residual and weight do not match");
+  Tensor out = empty(x.shape(), DType::f32);
+  cpu::add_rms_norm(x.data_as<float>(), residual.data_as<float>(), weight.data(), weight.dtype(),
+                    out.data_as<float>(), x.dim(0), x.dim(1), eps);
+  return out;
+}
+
+void CpuOps::head_rms_norm(Tensor& x, const Tensor& weight, float eps) {
+  require_matrix(x, "head_rms_norm", "x");
+  require_weight(weight, 1, "head_rms_norm");
+  const std::int64_t head_dim = weight.dim(0);
+  require(x.dim(1) % head_dim == 0, "head_rms_norm", "x's width is not a multiple of head_dim");
+  cpu::rms_norm(x.data_as<float>(), weight.data(), weight.dtype(), x.data_as<float>(),
+                x.numel() / head_dim, head_dim, eps);
+}
+
+void CpuOps::rotary_embedding(Tensor& q, Tensor& k, const Tensor& inv_freq, const Batch& batch) {
+  require_matrix(q, "rotary_embedding", "q");
+  require_matrix(k, "rotary_embedding", "k");
+  require(inv_freq.dtype() == DType::f32 && inv_freq.rank() == 1, "rotary_embedding",
+          "inv_freq must be 1-d f32");
+  const std::int64_t head_dim = 2 * inv_freq.dim(0);
+  require(q.dim(0) == batch.num_tokens() && k.dim(0) == batch.num_tokens() &&
+              batch.positions.size() == batch.token_ids.size(),
+          "rotary_embedding", "q, k and batch.positions disagree on the token count");
+  require(q.dim(1) % head_dim == 0 && k.dim(1) % head_dim == 0, "rotary_embedding",
+          "q/k width is not a multiple of head_dim");
+  const float* freq = inv_freq.data_as<float>();
+  cpu::rotary_embedding(q.data_as<float>(), batch.positions.data(), freq, q.dim(0),
+                        q.dim(1) / head_dim, head_dim);
+  cpu::rotary_embedding(k.data_as<float>(), batch.positions.data(), freq, k.dim(0),
+                        k.dim(1) / head_dim, head_dim);
+}
+
+Tensor CpuOps::silu_and_mul(const Tensor& gate, const Tensor& up) {
+  require_matrix(gate, "silu_and_mul", "gate");
+  require_matrix(up, "silu_and_mul", "up");
+  require(gate.shape() == up.shape(), "silu_and_mul", "gate and up differ in shape");
+  Tensor out = empty(gate.shape(), DType::f32);
+  cpu::silu_and_mul(gate.data_as<float>(), up.data_as<float>(), out.data_as<float>(),
+                    gate.numel());
+  return out;
+}
+
+void CpuOps::write_kv(const Tensor& k, const Tensor& v, Tensor& key_cache, Tensor& value_cache,
+                      const Batch& batch) {
+  require_matrix(k, "write_kv", "k");
+  require_matrix(v, "write_kv", "v");
+  require_cache(key_cache, "write_kv");
+  require_cache(value_cache, "write_kv");
+  const std::int64_t width = key_cache.dim(2) * key_cache.dim(3);
+  require(k.shape() == v.shape() && k.dim(1) == width && value_cache.shape() == key_cache.shape(),
+          "write_kv", "k " + shape_string(k.shape()) + " does not fit cache " +
+                          shape_string(key_cache.shape()));
+  require(static_cast<std::int64_t>(batch.slot_mapping.size()) == k.dim(0), "write_kv",
+          "slot_mapping has " + std::to_string(batch.slot_mapping.size()) + " entries for " +
+              std::to_string(k.dim(0)) + " tokens");
+  try {
+    cpu::write_kv(k.data_as<float>(), v.data_as<float>(), batch.slot_mapping.data(), k.dim(0),
+                  width, key_cache.data_as<float>(), value_cache.data_as<float>(),
+                  key_cache.dim(0) * key_cache.dim(1));
+  } catch (const std::out_of_range& e) {
+    throw Error(std::string("CpuOps::write_kv: ") + e.what());
+  }
+}
+
+Tensor CpuOps::paged_attention(const Tensor& q, const Tensor& key_cache, const Tensor& value_cache,
+                               const Batch& batch, float scale) {
+  require_matrix(q, "paged_attention", "q");
+  require_cache(key_cache, "paged_attention");
+  require_cache(value_cache, "paged_attention");
+  const std::int64_t num_kv_heads = key_cache.dim(2), head_dim = key_cache.dim(3);
+  const std::int64_t num_heads = q.dim(1) / head_dim;
+  require(q.dim(1) % head_dim == 0 && num_heads % num_kv_heads == 0, "paged_attention",
+          "q " + shape_string(q.shape()) + " does not fit cache " + shape_string(key_cache.shape()));
+  const auto num_seqs = batch.num_seqs();
+  require(q.dim(0) == batch.num_tokens() && num_seqs > 0 &&
+              batch.query_start.back() == batch.num_tokens() &&
+              static_cast<std::int32_t>(batch.context_lens.size()) == num_seqs &&
+              batch.block_tables.size() ==
+                  static_cast<std::size_t>(num_seqs) * batch.max_blocks_per_seq,
+          "paged_attention", "batch arrays disagree on token or sequence counts");
+  Tensor out = empty(q.shape(), DType::f32);
+  cpu::PagedAttentionArgs args;
+  args.q = q.data_as<float>();
+  args.key_cache = key_cache.data_as<float>();
+  args.value_cache = value_cache.data_as<float>();
+  args.block_tables = batch.block_tables.data();
+  args.query_start = batch.query_start.data();
+  args.context_lens = batch.context_lens.data();
+  args.num_seqs = num_seqs;
+  args.max_blocks_per_seq = batch.max_blocks_per_seq;
+  args.num_blocks = key_cache.dim(0);
+  args.block_size = key_cache.dim(1);
+  args.num_heads = num_heads;
+  args.num_kv_heads = num_kv_heads;
+  args.head_dim = head_dim;
+  args.scale = scale;
+  args.out = out.data_as<float>();
+  try {
+    cpu::paged_attention(args);
+  } catch (const std::invalid_argument& e) {
+    throw Error(std::string("CpuOps::") + e.what());
+  }
+  return out;
+}
+
+Tensor CpuOps::gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) {
+  require_matrix(x, "gather_rows", "x");
+  const std::int64_t width = x.dim(1);
+  Tensor out = empty({static_cast<std::int64_t>(rows.size()), width}, DType::f32);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    require(rows[i] >= 0 && rows[i] < x.dim(0), "gather_rows",
+            "row " + std::to_string(rows[i]) + " outside " + shape_string(x.shape()));
+    std::memcpy(out.data_as<float>() + i * width, x.data_as<float>() + rows[i] * width,
+                static_cast<std::size_t>(width) * sizeof(float));
+  }
+  return out;
+}
+
+}  // namespace minivllm

@@ -1,0 +1,99 @@
+#pragma once
+// Building blocks of Llama-family decoders, shared by the model plugins: each is a few weights and
+// the ops that apply them. Plugins link them statically (mv_layers); they call the runtime only
+// through Ops and WeightLoader.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <minivllm/batch.hpp>
+#include <minivllm/kv_cache.hpp>
+#include <minivllm/model_config.hpp>
+#include <minivllm/ops.hpp>
+#include <minivllm/weights.hpp>
+
+namespace minivllm::layers {
+
+// y = x @ weight^T, weight [out, in] (possibly this rank's split of it).
+struct Linear {
+  Tensor weight;
+
+  static Linear load(WeightLoader& loader, const std::string& name, std::int64_t out,
+                     std::int64_t in, Split split = Split::none);
+  Tensor operator()(Ops& ops, const Tensor& x) const { return ops.linear(x, weight); }
+};
+
+struct RmsNorm {
+  Tensor weight;
+  float eps = 1e-6f;
+
+  static RmsNorm load(WeightLoader& loader, const std::string& name, std::int64_t size,
+                      double eps);
+  Tensor operator()(Ops& ops, const Tensor& x) const { return ops.rms_norm(x, weight, eps); }
+  // residual += x, then the norm of the updated residual stream.
+  Tensor add_and_norm(Ops& ops, const Tensor& x, Tensor& residual) const {
+    return ops.add_rms_norm(x, residual, weight, eps);
+  }
+  // In place on every head_dim-wide slice of x (weight [head_dim]).
+  void per_head(Ops& ops, Tensor& x) const { ops.head_rms_norm(x, weight, eps); }
+};
+
+// down(silu(gate(x)) * up(x)); loads `<prefix>gate_proj.weight` etc.
+struct GatedMlp {
+  Linear gate_proj, up_proj, down_proj;
+
+  static GatedMlp load(WeightLoader& loader, const std::string& prefix, std::int64_t hidden,
+                       std::int64_t intermediate);
+  Tensor operator()(Ops& ops, const Tensor& x) const {
+    return down_proj(ops, ops.silu_and_mul(gate_proj(ops, x), up_proj(ops, x)));
+  }
+};
+
+// Attention head counts on this tensor-parallel rank.
+struct AttentionHeads {
+  std::int64_t num_heads = 0;     // query heads
+  std::int64_t num_kv_heads = 0;  // key/value heads (GQA: fewer)
+  std::int64_t head_dim = 0;
+
+  // From the config, split over the loader's tensor-parallel ranks; throws minivllm::Error when
+  // the heads do not divide evenly.
+  static AttentionHeads of(const ModelConfig& config, const WeightLoader& loader);
+  std::int64_t q_width() const { return num_heads * head_dim; }
+  std::int64_t kv_width() const { return num_kv_heads * head_dim; }
+};
+
+// RoPE inverse frequencies 1 / theta^(2i / head_dim), i < head_dim / 2, as Hugging Face computes
+// them (fp32).
+std::vector<float> rope_inverse_frequencies(std::int64_t head_dim, double theta);
+// Llama 3's "llama3" rope scaling of those frequencies (HF _compute_llama3_parameters): long
+// wavelengths divided by `factor`, short ones kept, the band between interpolated smoothly.
+std::vector<float> llama3_scaled_frequencies(const std::vector<float>& inv_freq,
+                                             const Llama3RopeScaling& scaling);
+
+struct RotaryEmbedding {
+  Tensor inv_freq;  // f32 [head_dim / 2] on the ops' device
+
+  static RotaryEmbedding create(Ops& ops, const std::vector<float>& inv_freq);
+  void operator()(Ops& ops, Tensor& q, Tensor& k, const Batch& batch) const {
+    ops.rotary_embedding(q, k, inv_freq, batch);
+  }
+};
+
+// One layer's attention over the paged cache: stores the new k and v, then attends causally.
+struct PagedAttention {
+  std::int64_t layer = 0;  // index into the KvCacheView
+  float scale = 1.0f;
+
+  Tensor operator()(Ops& ops, const Tensor& q, const Tensor& k, const Tensor& v, KvCacheView& kv,
+                    const Batch& batch) const;
+};
+
+// The token embedding table, and the output projection: lm_head.weight, or the embedding table
+// when the config ties them.
+Tensor load_embedding(WeightLoader& loader, const ModelConfig& config);
+Linear load_lm_head(WeightLoader& loader, const ModelConfig& config, const Tensor& embed_tokens);
+
+// The logits of batch.logits_rows: lm_head applied to those rows of the final hidden states.
+Tensor logits(Ops& ops, const Linear& lm_head, const Tensor& hidden, const Batch& batch);
+
+}  // namespace minivllm::layers

@@ -1,0 +1,51 @@
+#pragma once
+// The ops a model runs, implemented by a backend (CPU reference now, CUDA later). Plugins reach the
+// shared kernels only through this interface: virtual calls, so a plugin needs no link-time symbol
+// from the runtime. Activations are f32 [num_tokens, features] unless stated; weights are what the
+// WeightLoader returned (bf16 or f32). Shapes are checked; a mismatch throws minivllm::Error.
+#include <minivllm/batch.hpp>
+#include <minivllm/tensor.hpp>
+
+namespace minivllm {
+
+class Ops {
+ public:
+  virtual ~Ops() = default;
+  virtual Device device() const = 0;
+
+  // Memory on the backend's device.
+  virtual Tensor empty(const Shape& shape, DType dtype) = 0;
+  virtual Tensor from_host(const void* data, DType dtype, const Shape& shape) = 0;
+  virtual void to_host(const Tensor& t, void* dst) = 0;  // t.nbytes() bytes
+
+  // table[batch.token_ids]: table [vocab, hidden] -> [num_tokens, hidden].
+  virtual Tensor embedding(const Tensor& table, const Batch& batch) = 0;
+  // x @ weight^T: x [m, in], weight [out, in] -> [m, out].
+  virtual Tensor linear(const Tensor& x, const Tensor& weight) = 0;
+  // x * rsqrt(mean(x^2) + eps) * weight, row by row; weight [features].
+  virtual Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps) = 0;
+  // residual += x (in place), then returns rms_norm(residual): a pre-norm block's "add & norm".
+  virtual Tensor add_rms_norm(const Tensor& x, Tensor& residual, const Tensor& weight,
+                              float eps) = 0;
+  // In place: RMSNorm of each head_dim-wide slice of x [num_tokens, heads * head_dim];
+  // weight [head_dim] (Qwen3's q_norm / k_norm).
+  virtual void head_rms_norm(Tensor& x, const Tensor& weight, float eps) = 0;
+  // In place neox-style RoPE of q [num_tokens, heads * head_dim] and k [num_tokens,
+  // kv_heads * head_dim] at batch.positions; inv_freq f32 [head_dim / 2].
+  virtual void rotary_embedding(Tensor& q, Tensor& k, const Tensor& inv_freq,
+                                const Batch& batch) = 0;
+  // silu(gate) * up, elementwise; gate and up [num_tokens, intermediate].
+  virtual Tensor silu_and_mul(const Tensor& gate, const Tensor& up) = 0;
+  // Stores k and v [num_tokens, kv_heads * head_dim] at batch.slot_mapping in one layer's cache
+  // (KvCacheView layout).
+  virtual void write_kv(const Tensor& k, const Tensor& v, Tensor& key_cache, Tensor& value_cache,
+                        const Batch& batch) = 0;
+  // Causal attention of q [num_tokens, heads * head_dim] over the paged cache (prefill, chunked
+  // prefill, prefix hits and decode alike; see Batch) -> [num_tokens, heads * head_dim].
+  virtual Tensor paged_attention(const Tensor& q, const Tensor& key_cache,
+                                 const Tensor& value_cache, const Batch& batch, float scale) = 0;
+  // The rows of x [n, features] listed in `rows`, in order.
+  virtual Tensor gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) = 0;
+};
+
+}  // namespace minivllm

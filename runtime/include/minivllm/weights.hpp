@@ -1,0 +1,31 @@
+#pragma once
+// How a model gets its weights: by Hugging Face tensor name, checked against the shape the model
+// expects, on the backend's device. Under tensor parallelism the loader returns this rank's shard.
+#include <string_view>
+
+#include <minivllm/tensor.hpp>
+
+namespace minivllm {
+
+// Which part of a [out, in] weight a tensor-parallel rank holds.
+enum class Split {
+  none,    // the whole tensor (norms, embeddings, or no tensor parallelism)
+  column,  // column-parallel linear: rank r of n holds output rows [r*out/n, (r+1)*out/n)
+  row,     // row-parallel linear: rank r of n holds input columns [r*in/n, (r+1)*in/n)
+};
+
+class WeightLoader {
+ public:
+  virtual ~WeightLoader() = default;
+
+  virtual int tp_rank() const = 0;
+  virtual int tp_size() const = 0;
+
+  // The tensor `name`, whose full shape must be `full_shape`, in its checkpoint dtype; with a
+  // split, this rank's part of it. Throws minivllm::Error naming the file and the tensor when it
+  // is missing, has another shape, or does not divide evenly.
+  virtual Tensor load(std::string_view name, const Shape& full_shape,
+                      Split split = Split::none) = 0;
+};
+
+}  // namespace minivllm

@@ -1,0 +1,29 @@
+#pragma once
+// The WeightLoader over a checkpoint folder: tensors by Hugging Face name, shape-checked, copied
+// to the backend's device; under tensor parallelism, rank r's column or row split.
+#include <string_view>
+
+#include <minivllm/ops.hpp>
+#include <minivllm/weights.hpp>
+
+#include "checkpoint/safetensors.hpp"
+
+namespace minivllm {
+
+class CheckpointWeights final : public WeightLoader {
+ public:
+  // `checkpoint` and `ops` must outlive this loader.
+  CheckpointWeights(const Checkpoint& checkpoint, Ops& ops, int tp_rank = 0, int tp_size = 1);
+
+  int tp_rank() const override { return tp_rank_; }
+  int tp_size() const override { return tp_size_; }
+  Tensor load(std::string_view name, const Shape& full_shape, Split split = Split::none) override;
+
+ private:
+  const Checkpoint& checkpoint_;
+  Ops& ops_;
+  int tp_rank_;
+  int tp_size_;
+};
+
+}  // namespace minivllm

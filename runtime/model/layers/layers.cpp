@@ -1,0 +1,91 @@
+#include <minivllm/layers.hpp>
+
+#include <minivllm/error.hpp>
+
+#include <cmath>
+#include <numbers>
+
+namespace minivllm::layers {
+
+Linear Linear::load(WeightLoader& loader, const std::string& name, std::int64_t out,
+                    std::int64_t in, Split split) {
+  return {loader.load(name, {out, in}, split)};
+}
+
+RmsNorm RmsNorm::load(WeightLoader& loader, const std::string& name, std::int64_t size,
+                      double eps) {
+  return {loader.load(name, {size}), static_cast<float>(eps)};
+}
+
+GatedMlp GatedMlp::load(WeightLoader& loader, const std::string& prefix, std::int64_t hidden,
+                        std::int64_t intermediate) {
+  return {Linear::load(loader, prefix + "gate_proj.weight", intermediate, hidden, Split::column),
+          Linear::load(loader, prefix + "up_proj.weight", intermediate, hidden, Split::column),
+          Linear::load(loader, prefix + "down_proj.weight", hidden, intermediate, Split::row)};
+}
+
+AttentionHeads AttentionHeads::of(const ModelConfig& config, const WeightLoader& loader) {
+  const int n = loader.tp_size();
+  if (config.num_attention_heads % n != 0 || config.num_key_value_heads % n != 0)
+    throw Error("tensor parallel size " + std::to_string(n) + " does not divide " +
+                std::to_string(config.num_attention_heads) + " attention heads and " +
+                std::to_string(config.num_key_value_heads) + " key/value heads");
+  return {config.num_attention_heads / n, config.num_key_value_heads / n, config.head_dim};
+}
+
+std::vector<float> rope_inverse_frequencies(std::int64_t head_dim, double theta) {
+  std::vector<float> inv_freq(static_cast<std::size_t>(head_dim / 2));
+  for (std::size_t i = 0; i < inv_freq.size(); ++i) {
+    const float exponent = static_cast<float>(2 * i) / static_cast<float>(head_dim);
+    inv_freq[i] = 1.0f / std::pow(static_cast<float>(theta), exponent);
+  }
+  return inv_freq;
+}
+
+std::vector<float> llama3_scaled_frequencies(const std::vector<float>& inv_freq,
+                                             const Llama3RopeScaling& s) {
+  const double old_context = static_cast<double>(s.original_max_position_embeddings);
+  const double low_freq_wavelen = old_context / s.low_freq_factor;
+  const double high_freq_wavelen = old_context / s.high_freq_factor;
+  std::vector<float> scaled(inv_freq.size());
+  for (std::size_t i = 0; i < inv_freq.size(); ++i) {
+    const double wavelen = 2 * std::numbers::pi / inv_freq[i];
+    if (wavelen < high_freq_wavelen) {
+      scaled[i] = inv_freq[i];  // high frequency: unchanged
+    } else if (wavelen > low_freq_wavelen) {
+      scaled[i] = static_cast<float>(inv_freq[i] / s.factor);  // low frequency: scaled
+    } else {
+      const double smooth =
+          (old_context / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+      scaled[i] = static_cast<float>((1 - smooth) * inv_freq[i] / s.factor + smooth * inv_freq[i]);
+    }
+  }
+  return scaled;
+}
+
+RotaryEmbedding RotaryEmbedding::create(Ops& ops, const std::vector<float>& inv_freq) {
+  return {ops.from_host(inv_freq.data(), DType::f32, {static_cast<std::int64_t>(inv_freq.size())})};
+}
+
+Tensor PagedAttention::operator()(Ops& ops, const Tensor& q, const Tensor& k, const Tensor& v,
+                                  KvCacheView& kv, const Batch& batch) const {
+  auto& key_cache = kv.keys.at(static_cast<std::size_t>(layer));
+  auto& value_cache = kv.values.at(static_cast<std::size_t>(layer));
+  ops.write_kv(k, v, key_cache, value_cache, batch);
+  return ops.paged_attention(q, key_cache, value_cache, batch, scale);
+}
+
+Tensor load_embedding(WeightLoader& loader, const ModelConfig& config) {
+  return loader.load("model.embed_tokens.weight", {config.vocab_size, config.hidden_size});
+}
+
+Linear load_lm_head(WeightLoader& loader, const ModelConfig& config, const Tensor& embed_tokens) {
+  if (config.tie_word_embeddings) return {embed_tokens};
+  return Linear::load(loader, "lm_head.weight", config.vocab_size, config.hidden_size);
+}
+
+Tensor logits(Ops& ops, const Linear& lm_head, const Tensor& hidden, const Batch& batch) {
+  return lm_head(ops, ops.gather_rows(hidden, batch.logits_rows));
+}
+
+}  // namespace minivllm::layers

@@ -1,0 +1,19 @@
+#include "model/load_model.hpp"
+
+#include "checkpoint/safetensors.hpp"
+#include "model/checkpoint_weights.hpp"
+
+namespace minivllm {
+
+LoadedModel load_model(const PluginRegistry& plugins, const std::filesystem::path& model_dir,
+                       Ops& ops, int tp_rank, int tp_size) {
+  const auto config_file = model_dir / "config.json";
+  LoadedModel loaded{load_model_config(config_file), nullptr};
+  // Weights are copied to the backend while the model is built; the mapping closes after.
+  const Checkpoint checkpoint = Checkpoint::open(model_dir);
+  CheckpointWeights weights(checkpoint, ops, tp_rank, tp_size);
+  loaded.model = plugins.create(loaded.config, config_file, weights, ops);
+  return loaded;
+}
+
+}  // namespace minivllm

@@ -1,0 +1,66 @@
+#pragma once
+// Shared by the model tests: random-v1 checkpoints of the tiny configs in a temporary folder,
+// the built plugins, and a trivial block allocator.
+#include <cstdint>
+#include <filesystem>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "checkpoint/random_checkpoint.hpp"
+#include "test_paths.hpp"
+
+namespace minivllm::testing {
+
+// The build's plugins folder (tests/meson.build sets MINIVLLM_PLUGIN_DIR).
+inline std::filesystem::path plugin_dir() { return env_path("MINIVLLM_PLUGIN_DIR"); }
+
+// A temporary folder, removed with everything in it when this goes out of scope.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag)
+      : path_(std::filesystem::temp_directory_path() /
+              ("mv_" + tag + "_" + std::to_string(std::random_device{}()))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// configs/models/<name>.json as a random-v1 checkpoint (seed 0) in dir/<name>, with the real
+// tokenizer files of its family beside it, as a downloaded model folder would have them.
+inline std::filesystem::path make_tiny_checkpoint(const std::filesystem::path& dir,
+                                                  const std::string& name,
+                                                  const std::string& tokenizer_family) {
+  const auto out = dir / name;
+  write_random_checkpoint(configs_dir() / "models" / (name + ".json"), out, 0);
+  for (const char* file : {"tokenizer.json", "tokenizer_config.json"})
+    std::filesystem::copy_file(user_data_dir() / "tokenizers" / tokenizer_family / file, out / file);
+  return out;
+}
+
+// Hands out block ids from the top of the cache down, so that sequences' blocks are neither
+// contiguous nor in order: the paged cache must follow the block tables.
+class BlockAllocator {
+ public:
+  explicit BlockAllocator(std::int64_t num_blocks) : next_(num_blocks - 1) {}
+  std::vector<std::int32_t> take(std::int64_t count) {
+    std::vector<std::int32_t> blocks;
+    for (std::int64_t i = 0; i < count; ++i) {
+      if (next_ < 0) throw std::runtime_error("test KV cache out of blocks");
+      blocks.push_back(static_cast<std::int32_t>(next_--));
+    }
+    return blocks;
+  }
+
+ private:
+  std::int64_t next_;
+};
+
+}  // namespace minivllm::testing

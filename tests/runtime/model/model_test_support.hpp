@@ -1,6 +1,6 @@
 #pragma once
-// Shared by the model tests: random-v1 checkpoints of the tiny configs in a temporary folder,
-// the built plugins, and a trivial block allocator.
+// Shared by the model tests: random-v1 checkpoints of the tiny configs, the built plugins, and a
+// trivial block allocator.
 #include <cstdint>
 #include <filesystem>
 #include <random>
@@ -9,29 +9,13 @@
 #include <vector>
 
 #include "checkpoint/random_checkpoint.hpp"
+#include "temp_dir.hpp"
 #include "test_paths.hpp"
 
 namespace minivllm::testing {
 
 // The build's plugins folder (tests/meson.build sets MINIVLLM_PLUGIN_DIR).
 inline std::filesystem::path plugin_dir() { return env_path("MINIVLLM_PLUGIN_DIR"); }
-
-// A temporary folder, removed with everything in it when this goes out of scope.
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag)
-      : path_(std::filesystem::temp_directory_path() /
-              ("mv_" + tag + "_" + std::to_string(std::random_device{}()))) {
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // configs/models/<name>.json as a random-v1 checkpoint (seed 0) in dir/<name>, with the real
 // tokenizer files of its family beside it, as a downloaded model folder would have them.

@@ -14,6 +14,7 @@
 #include "model/batch_builder.hpp"
 #include "model/kv_cache_alloc.hpp"
 #include "model/load_model.hpp"
+#include "greedy_goldens.hpp"
 #include "model_test_support.hpp"
 
 namespace minivllm {
@@ -187,45 +188,21 @@ class GreedyDriver {
   BlockAllocator allocator_;
 };
 
-// What a greedy run must produce: tokens, each with the golden top1 - top2 margin at its step.
-struct GreedyExpectation {
-  std::vector<std::int32_t> tokens;
-  std::vector<double> margins;
-};
-
-// The golden continuation. The golden generator let transformers infer an attention mask from
-// pad token id 0: a prompt holding id 0 ("!") had that token masked out of attention and the
-// positions shifted, which is not plain greedy decoding (reproduced exactly by hand: "!" at RoPE
-// position 0, invisible as a key, decode positions from 1). For such a prompt only the first
-// token is checked, against the forward golden's top-1 at the prompt's last position.
-GreedyExpectation greedy_expectation(const json& golden, const json& g) {
-  const auto prompt = g["ids"].get<std::vector<std::int32_t>>();
-  if (std::find(prompt.begin(), prompt.end(), 0) == prompt.end())
-    return {g["new_ids"].get<std::vector<std::int32_t>>(), g["margins"].get<std::vector<double>>()};
-  for (const auto& f : golden["forward"])
-    if (f["ids"] == g["ids"]) {
-      const auto& top = f["top_logits"].back();
-      return {{f["top_ids"].back()[0].get<std::int32_t>()},
-              {top[0].get<double>() - top[1].get<double>()}};
-    }
-  ADD_FAILURE() << "greedy prompt " << g["prompt"] << " holds token 0 and has no forward golden";
-  return {};
-}
-
 // Compared up to the first step whose golden margin is below the tolerance (where fp32
 // rounding may pick the other token).
-void expect_tokens(const GreedyExpectation& expected, const std::vector<std::int32_t>& generated,
-                   const std::string& where) {
+void expect_tokens(const std::vector<std::int32_t>& expected,
+                   const std::vector<std::int32_t>& generated, const std::string& where) {
   ASSERT_EQ(generated.size(), static_cast<std::size_t>(kGreedySteps)) << where;
-  for (std::size_t i = 0; i < expected.tokens.size() && expected.margins[i] >= kTolerance; ++i)
-    ASSERT_EQ(generated[i], expected.tokens[i]) << where << " step " << i;
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    ASSERT_EQ(generated[i], expected[i]) << where << " step " << i;
 }
 
-void run_greedy(Model& model, Ops& ops, std::int64_t vocab, const json& g,
-                const GreedyExpectation& expected, PromptMode mode, std::int64_t block_size) {
-  const auto prompt = g["ids"].get<std::vector<std::int32_t>>();
+void run_greedy(Model& model, Ops& ops, std::int64_t vocab, const testing::GreedyGolden& g,
+                PromptMode mode, std::int64_t block_size) {
+  const std::vector<std::int32_t>& prompt = g.prompt;
+  const std::vector<std::int32_t> expected = g.reliable_tokens(kTolerance);
   const auto n = static_cast<std::int32_t>(prompt.size());
-  const std::string where = "prompt " + g["prompt"].dump() + " block size " +
+  const std::string where = "prompt " + std::to_string(g.prompt_index) + " block size " +
                             std::to_string(block_size) + " mode " + std::to_string(int(mode));
   GreedyDriver driver(model, ops, vocab, block_size, n + kGreedySteps);
   Sequence seq{prompt, 0, {}, {}};
@@ -258,12 +235,10 @@ void run_greedy(Model& model, Ops& ops, std::int64_t vocab, const json& g,
 }
 
 TEST_P(GoldenParity, GreedyTokensMatchThroughThePagedCache) {
-  for (const auto& g : golden_["greedy"]) {
-    const GreedyExpectation expected = greedy_expectation(golden_, g);
+  for (const testing::GreedyGolden& g : testing::load_greedy_goldens(GetParam().name))
     for (PromptMode mode : {PromptMode::one_prefill, PromptMode::chunked, PromptMode::prefix_cached})
       for (std::int64_t block_size : {1, 16, 256})
-        run_greedy(*loaded_.model, ops_, loaded_.config.vocab_size, g, expected, mode, block_size);
-  }
+        run_greedy(*loaded_.model, ops_, loaded_.config.vocab_size, g, mode, block_size);
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, GoldenParity,

@@ -1,0 +1,160 @@
+#include "engine/scheduler.hpp"
+
+#include <algorithm>
+
+#include <minivllm/error.hpp>
+
+namespace minivllm {
+
+void SchedulerConfig::validate() const {
+  auto require = [](bool ok, const std::string& what) {
+    if (!ok) throw Error("scheduler config: " + what);
+  };
+  require(max_num_seqs >= 1,
+          "max_num_seqs must be at least 1, got " + std::to_string(max_num_seqs));
+  require(max_model_len >= 1,
+          "max_model_len must be at least 1, got " + std::to_string(max_model_len));
+  require(max_num_batched_tokens >= 1, "max_num_batched_tokens must be at least 1, got " +
+                                           std::to_string(max_num_batched_tokens));
+  // Without chunking a whole prompt (or a preempted sequence's recompute) is one step's batch.
+  require(enable_chunked_prefill || max_num_batched_tokens >= max_model_len,
+          "max_num_batched_tokens (" + std::to_string(max_num_batched_tokens) +
+              ") must be >= max_model_len (" + std::to_string(max_model_len) +
+              ") unless enable_chunked_prefill");
+}
+
+Scheduler::Scheduler(const SchedulerConfig& config, const CacheConfig& cache,
+                     std::unique_ptr<SchedulingPolicy> policy)
+    : config_(config),
+      blocks_(cache.num_blocks, cache.block_size, cache.enable_prefix_caching),
+      policy_(std::move(policy)) {
+  config_.validate();
+  running_.reserve(config_.max_num_seqs);
+}
+
+void Scheduler::add(Sequence* seq) {
+  const std::string who = "request " + seq->request_id() + ": ";
+  const int prompt = seq->num_prompt_tokens();
+  if (prompt == 0) throw Error(who + "the prompt is empty");
+  if (prompt > config_.max_model_len)
+    throw Error(who + "the prompt has " + std::to_string(prompt) +
+                " tokens, longer than max_model_len=" + std::to_string(config_.max_model_len));
+  // At its longest the sequence holds KV for every token but the last one it samples.
+  const int longest = std::min(prompt + seq->params().max_tokens, config_.max_model_len);
+  const int kv_tokens = std::max(prompt, longest - 1);
+  const int need = BlockManager::blocks_for(kv_tokens, blocks_.block_size());
+  if (need > blocks_.num_blocks())
+    throw Error(who + "needs up to " + std::to_string(need) + " KV cache blocks (" +
+                std::to_string(kv_tokens) + " tokens) but the cache has only " +
+                std::to_string(blocks_.num_blocks()) + "; lower max_tokens or grow the cache");
+  seq->status = SequenceStatus::waiting;
+  policy_->enqueue(seq);
+}
+
+StepPlan Scheduler::schedule() {
+  StepPlan plan;
+  plan.step = ++step_;
+  plan.seqs.reserve(running_.size() + 1);
+  int budget = config_.max_num_batched_tokens;
+  snapshot_.assign(running_.begin(), running_.end());
+  for (const bool decodes : {true, false}) {
+    for (Sequence* seq : snapshot_) {
+      if (budget == 0) break;
+      if (seq->status != SequenceStatus::running || seq->scheduled_step == step_) continue;
+      const int remaining = seq->num_tokens() - seq->num_computed_tokens;
+      if ((remaining == 1) != decodes) continue;
+      if (remaining > budget && !config_.enable_chunked_prefill) continue;
+      const int num_new = std::min(remaining, budget);
+      if (allocate_running(seq, num_new, plan)) add_to_plan(seq, num_new, plan, budget);
+    }
+  }
+  if (plan.preempted.empty()) admit_waiting(plan, budget);
+  return plan;
+}
+
+bool Scheduler::allocate_running(Sequence* seq, int num_new, StepPlan& plan) {
+  while (!blocks_.allocate(*seq, num_new)) {
+    std::vector<Sequence*> candidates;
+    for (Sequence* s : running_)
+      if (s->scheduled_step != step_) candidates.push_back(s);
+    Sequence* victim = candidates[policy_->pick_victim(candidates)];
+    preempt(victim, plan);
+    if (victim == seq) return false;
+  }
+  return true;
+}
+
+void Scheduler::preempt(Sequence* victim, StepPlan& plan) {
+  running_.erase(std::find(running_.begin(), running_.end(), victim));
+  blocks_.free(*victim);
+  victim->num_computed_tokens = 0;
+  victim->num_cached_tokens = 0;
+  victim->status = SequenceStatus::waiting;
+  ++victim->num_preemptions;
+  ++num_preemptions_;
+  policy_->requeue(victim);
+  plan.preempted.push_back(victim);
+}
+
+void Scheduler::admit_waiting(StepPlan& plan, int& budget) {
+  while (budget > 0 && static_cast<int>(running_.size()) < config_.max_num_seqs) {
+    Sequence* seq = policy_->next_waiting();
+    if (seq == nullptr) break;
+    // prompt_logprobs need logits at every prompt position: no cache hits until they are in.
+    const bool needs_prompt_logits =
+        seq->params().prompt_logprobs &&
+        static_cast<int>(seq->prompt_logprobs.size()) < seq->num_prompt_tokens();
+    const std::vector<std::int32_t> cached =
+        needs_prompt_logits ? std::vector<std::int32_t>{} : blocks_.match_prefix(*seq);
+    const int num_cached = static_cast<int>(cached.size()) * blocks_.block_size();
+    const int remaining = seq->num_tokens() - num_cached;
+    if (remaining > budget && !config_.enable_chunked_prefill) break;
+    const int num_new = std::min(remaining, budget);
+    seq->num_computed_tokens = num_cached;
+    if (!blocks_.allocate(*seq, num_new, cached)) {
+      seq->num_computed_tokens = 0;
+      break;
+    }
+    policy_->pop_waiting();
+    seq->status = SequenceStatus::running;
+    seq->num_cached_tokens = num_cached;
+    running_.push_back(seq);
+    add_to_plan(seq, num_new, plan, budget);
+  }
+}
+
+void Scheduler::add_to_plan(Sequence* seq, int num_new, StepPlan& plan, int& budget) {
+  ScheduledSequence& s = plan.seqs.emplace_back();
+  s.seq = seq;
+  s.start = seq->num_computed_tokens;
+  s.num_new_tokens = num_new;
+  seq->num_computed_tokens += num_new;
+  s.sample = seq->num_computed_tokens == seq->num_tokens();
+  s.prompt_logits = seq->params().prompt_logprobs &&
+                    static_cast<int>(seq->prompt_logprobs.size()) < seq->num_prompt_tokens();
+  seq->scheduled_step = step_;
+  budget -= num_new;
+  plan.num_batched_tokens += num_new;
+}
+
+void Scheduler::finish_step(const StepPlan& plan) {
+  for (const ScheduledSequence& s : plan.seqs)
+    if (s.seq->status == SequenceStatus::running) blocks_.register_full_blocks(*s.seq);
+}
+
+void Scheduler::finish(Sequence* seq, FinishReason reason) {
+  if (seq->status == SequenceStatus::running) {
+    running_.erase(std::find(running_.begin(), running_.end(), seq));
+    blocks_.free(*seq);
+  } else if (seq->status == SequenceStatus::waiting) {
+    policy_->remove_waiting(seq);
+  }
+  seq->status = SequenceStatus::finished;
+  seq->finish_reason = reason;
+}
+
+std::string Scheduler::check_invariants() const {
+  return blocks_.check_invariants(running_);
+}
+
+}  // namespace minivllm

@@ -1,0 +1,76 @@
+#pragma once
+// Continuous batching: each step takes the running sequences' decodes, then continues chunked
+// prefills, then admits waiting sequences, within max_num_seqs and max_num_batched_tokens.
+// When the KV cache runs out it preempts (policy's choice, FCFS: the newest) by freeing the
+// victim's blocks; the victim keeps its tokens and is recomputed later.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/block_manager.hpp"
+#include "engine/scheduling_policy.hpp"
+#include "engine/sequence.hpp"
+#include "engine/step_plan.hpp"
+
+namespace minivllm {
+
+struct SchedulerConfig {
+  int max_num_seqs = 256;
+  int max_num_batched_tokens = 8192;
+  int max_model_len = 4096;
+  bool enable_chunked_prefill = false;
+  // Throws minivllm::Error naming the field and its allowed range.
+  void validate() const;
+};
+
+struct CacheConfig {
+  int block_size = 16;
+  int num_blocks = 0;
+  bool enable_prefix_caching = true;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const SchedulerConfig& config, const CacheConfig& cache,
+            std::unique_ptr<SchedulingPolicy> policy = make_fcfs_policy());
+
+  // Queues `seq` (not owned). Throws minivllm::Error when it could never run: a prompt longer
+  // than max_model_len, or more KV blocks than the whole cache at its longest.
+  void add(Sequence* seq);
+
+  // Picks this step's batch; advances each scheduled sequence's num_computed_tokens.
+  StepPlan schedule();
+  // After the step's KV is written: offers newly full blocks to the prefix cache.
+  void finish_step(const StepPlan& plan);
+  // Stops a sequence (finished or aborted) wherever it is, freeing its blocks.
+  void finish(Sequence* seq, FinishReason reason);
+
+  bool has_unfinished() const { return !running_.empty() || policy_->num_waiting() > 0; }
+  std::size_t num_running() const { return running_.size(); }
+  std::size_t num_waiting() const { return policy_->num_waiting(); }
+  const std::vector<Sequence*>& running() const { return running_; }
+  const SchedulerConfig& config() const { return config_; }
+  std::uint64_t num_preemptions() const { return num_preemptions_; }  // since construction
+  const BlockManager& block_manager() const { return blocks_; }
+
+  // "" when the block pool agrees with the running sequences (BlockManager::check_invariants).
+  std::string check_invariants() const;
+
+ private:
+  // Gets blocks for seq's next num_new tokens, preempting others (or seq itself) as needed.
+  bool allocate_running(Sequence* seq, int num_new, StepPlan& plan);
+  void preempt(Sequence* victim, StepPlan& plan);
+  void admit_waiting(StepPlan& plan, int& budget);
+  void add_to_plan(Sequence* seq, int num_new, StepPlan& plan, int& budget);
+
+  SchedulerConfig config_;
+  BlockManager blocks_;
+  std::unique_ptr<SchedulingPolicy> policy_;
+  std::vector<Sequence*> running_;  // in admission order
+  std::vector<Sequence*> snapshot_;  // running_ at the start of schedule(), reused
+  std::uint64_t step_ = 0;
+  std::uint64_t num_preemptions_ = 0;
+};
+
+}  // namespace minivllm

@@ -1,0 +1,79 @@
+#pragma once
+// One completion being generated: its tokens, its place in the KV cache, its stop state.
+// A request with n > 1 becomes n sequences that share the prompt.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/logprobs.hpp"
+#include "engine/sampling_params.hpp"
+
+namespace minivllm {
+
+using SeqId = std::uint64_t;
+
+enum class SequenceStatus : std::uint8_t { waiting, running, finished };
+enum class FinishReason : std::uint8_t { none, stop, length, abort };
+
+const char* finish_reason_name(FinishReason r);  // "stop", "length", "abort", or "" for none
+
+class Sequence {
+ public:
+  Sequence(SeqId id, std::string request_id, int index, std::vector<std::int32_t> prompt,
+           std::shared_ptr<const SamplingParams> params, std::uint64_t rng_seed);
+
+  SeqId id() const { return id_; }
+  const std::string& request_id() const { return request_id_; }
+  int index() const { return index_; }  // completion index within its request
+  const SamplingParams& params() const { return *params_; }
+
+  std::span<const std::int32_t> token_ids() const { return token_ids_; }
+  std::span<const std::int32_t> prompt_ids() const { return {token_ids_.data(), num_prompt_}; }
+  std::span<const std::int32_t> output_ids() const {
+    return {token_ids_.data() + num_prompt_, token_ids_.size() - num_prompt_};
+  }
+  int num_tokens() const { return static_cast<int>(token_ids_.size()); }
+  int num_prompt_tokens() const { return static_cast<int>(num_prompt_); }
+  int num_output_tokens() const { return num_tokens() - num_prompt_tokens(); }
+  void append_token(std::int32_t token) { token_ids_.push_back(token); }
+
+  // Tokens whose KV is in the cache (or being computed in the step just scheduled).
+  int num_computed_tokens = 0;
+  // Tokens taken from the prefix cache at the last admission.
+  int num_cached_tokens = 0;
+  // KV cache blocks, in token order; owned through the BlockManager.
+  std::vector<std::int32_t> block_ids;
+  // Chained hashes of the full blocks of token_ids, computed as needed by the BlockManager.
+  std::vector<std::uint64_t> block_hashes;
+  // Leading blocks already offered to the prefix cache.
+  int num_registered_blocks = 0;
+
+  SequenceStatus status = SequenceStatus::waiting;
+  FinishReason finish_reason = FinishReason::none;
+  std::optional<std::string> stop_str;            // the stop string that finished it
+  std::optional<std::int32_t> stop_token_id;      // the stop token id that finished it
+  int num_preemptions = 0;
+  std::uint64_t scheduled_step = 0;  // the scheduler's step counter when last scheduled
+
+  std::string text;  // detokenized output, stop string cut off
+  std::vector<PositionLogprobs> logprobs;                        // per generated token
+  std::vector<std::optional<PositionLogprobs>> prompt_logprobs;  // first prompt token: none
+
+  std::mt19937_64 rng;  // this sequence's own stream: sampling does not depend on the batch
+
+  bool finished() const { return status == SequenceStatus::finished; }
+
+ private:
+  SeqId id_;
+  std::string request_id_;
+  int index_;
+  std::vector<std::int32_t> token_ids_;  // prompt then output
+  std::size_t num_prompt_;
+  std::shared_ptr<const SamplingParams> params_;
+};
+
+}  // namespace minivllm

@@ -9,5 +9,6 @@ namespace minivllm::cli {
 
 void add_checkpoint_command(CLI::App& app);
 void add_info_command(CLI::App& app);
+void add_tokenize_commands(CLI::App& app);
 
 }  // namespace minivllm::cli

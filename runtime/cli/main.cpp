@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "minivllm 0.1.0");
   minivllm::cli::add_checkpoint_command(app);
   minivllm::cli::add_info_command(app);
+  minivllm::cli::add_tokenize_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,60 @@
+// Llama 3 (Instruct) header format, as its tokenizer_config.json chat_template renders it.
+#include <array>
+
+#include <minivllm/error.hpp>
+
+#include "tokenizer/chat_format.hpp"
+
+namespace minivllm {
+namespace {
+
+// Jinja's `trim` is Python's str.strip(): it removes Unicode whitespace at both ends.
+bool is_python_space(std::string_view s, std::size_t at, std::size_t& length) {
+  constexpr std::array<std::string_view, 19> kMultiByte = {
+      "\xC2\x85",     "\xC2\xA0",     "\xE1\x9A\x80", "\xE2\x80\x80", "\xE2\x80\x81",
+      "\xE2\x80\x82", "\xE2\x80\x83", "\xE2\x80\x84", "\xE2\x80\x85", "\xE2\x80\x86",
+      "\xE2\x80\x87", "\xE2\x80\x88", "\xE2\x80\x89", "\xE2\x80\x8A", "\xE2\x80\xA8",
+      "\xE2\x80\xA9", "\xE2\x80\xAF", "\xE2\x81\x9F", "\xE3\x80\x80"};
+  const auto c = static_cast<unsigned char>(s[at]);
+  if ((c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20)) {
+    length = 1;
+    return true;
+  }
+  for (const std::string_view w : kMultiByte) {
+    if (s.compare(at, w.size(), w) == 0) {
+      length = w.size();
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string_view python_strip(std::string_view s) {
+  std::size_t n = 0;
+  while (!s.empty() && is_python_space(s, 0, n)) s.remove_prefix(n);
+  // From the end: find the start of the last character (skip continuation bytes) and test it.
+  while (!s.empty()) {
+    std::size_t start = s.size() - 1;
+    while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) --start;
+    if (!is_python_space(s, start, n) || start + n != s.size()) break;
+    s.remove_suffix(n);
+  }
+  return s;
+}
+
+}  // namespace
+
+// The template always ends with the assistant header, whatever add_generation_prompt says,
+// and starts with the BOS token as text (the tokenizer itself adds none).
+std::string format_chat_llama3(std::span<const ChatMessage> messages, const ChatOptions&) {
+  std::string out = "<|begin_of_text|>";
+  for (const ChatMessage& m : messages) {
+    out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n";
+    out += python_strip(m.content);
+    out += "<|eot_id|>";
+  }
+  out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+  return out;
+}
+
+}  // namespace minivllm

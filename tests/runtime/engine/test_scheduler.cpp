@@ -8,6 +8,7 @@
 
 #include <minivllm/error.hpp>
 
+#include "error_message.hpp"
 #include "engine/scheduler.hpp"
 
 namespace minivllm {
@@ -53,26 +54,19 @@ SchedulerConfig config(int max_num_seqs, int budget, int max_model_len, bool chu
   return {max_num_seqs, budget, max_model_len, chunked};
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_message;
 
 TEST(Scheduler, ConfigWithoutChunkingNeedsBudgetForAWholeSequence) {
-  const std::string msg = error_of([] { config(4, 64, 128, false).validate(); });
+  const std::string msg = error_message([] { config(4, 64, 128, false).validate(); });
   EXPECT_NE(msg.find("max_num_batched_tokens"), std::string::npos) << msg;
   EXPECT_NO_THROW(config(4, 64, 128, true).validate());
-  EXPECT_NE(error_of([] { config(0, 64, 64, false).validate(); }).find("max_num_seqs"),
+  EXPECT_NE(error_message([] { config(0, 64, 64, false).validate(); }).find("max_num_seqs"),
             std::string::npos);
 }
 
 TEST(Scheduler, RejectsPromptLongerThanMaxModelLen) {
   Harness h(config(4, 64, 32, true), 64);
-  const std::string msg = error_of([&] { h.add(33); });
+  const std::string msg = error_message([&] { h.add(33); });
   EXPECT_NE(msg.find("max_model_len=32"), std::string::npos) << msg;
   EXPECT_EQ(h.scheduler.num_waiting(), 0u);
   EXPECT_NO_THROW(h.add(32));
@@ -81,10 +75,10 @@ TEST(Scheduler, RejectsPromptLongerThanMaxModelLen) {
 TEST(Scheduler, RejectsRequestThatCanNeverFitTheCache) {
   Harness h(config(4, 256, 256, false), 8);  // 32 tokens of KV
   // 20 + 13 tokens at most; the last sampled one needs no KV: 32 tokens, 8 blocks.
-  EXPECT_EQ(error_of([&] { h.add(20, 13); }), "");
-  const std::string too_big = error_of([&] { h.add(20, 14); });  // 33 tokens of KV
+  EXPECT_EQ(error_message([&] { h.add(20, 13); }), "");
+  const std::string too_big = error_message([&] { h.add(20, 14); });  // 33 tokens of KV
   EXPECT_NE(too_big.find("KV cache blocks"), std::string::npos) << too_big;
-  EXPECT_NE(error_of([&] { h.add(0); }).find("empty"), std::string::npos);
+  EXPECT_NE(error_message([&] { h.add(0); }).find("empty"), std::string::npos);
 }
 
 TEST(Scheduler, RunsDecodesFirstThenPrefillsInOneStep) {

@@ -6,6 +6,7 @@
 
 #include <minivllm/error.hpp>
 
+#include "error_message.hpp"
 #include "backend/cpu_ops.hpp"
 #include "model/load_model.hpp"
 #include "model_test_support.hpp"
@@ -20,14 +21,7 @@ namespace fs = std::filesystem;
   return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_message;
 
 TEST(PluginRegistry, FindsBothPluginsInTheBuildTree) {
   const auto registry = PluginRegistry::load({testing::plugin_dir()});
@@ -39,7 +33,7 @@ TEST(PluginRegistry, FindsBothPluginsInTheBuildTree) {
 
 TEST(PluginRegistry, MissingPluginDirIsNamed) {
   const fs::path dir = "/nonexistent/minivllm-plugins";
-  EXPECT_TRUE(HasSubstr(error_of([&] { PluginRegistry::load({dir}); }),
+  EXPECT_TRUE(HasSubstr(error_message([&] { PluginRegistry::load({dir}); }),
               dir.string() + ": plugin dir does not exist"));
 }
 
@@ -47,7 +41,7 @@ TEST(PluginRegistry, AbiMismatchNamesThePluginFile) {
   testing::TempDir dir("plugins");
   const fs::path copy = dir.path() / "bad_abi_plugin.so";
   fs::copy_file(MINIVLLM_BAD_ABI_PLUGIN, copy);
-  const std::string error = error_of([&] { PluginRegistry::load({dir.path()}); });
+  const std::string error = error_message([&] { PluginRegistry::load({dir.path()}); });
   EXPECT_TRUE(HasSubstr(error, copy.string() + ": plugin ABI version " +
                                std::to_string(kPluginAbiVersion + 1)));
   EXPECT_TRUE(HasSubstr(error, "rebuild the plugin"));
@@ -57,13 +51,13 @@ TEST(PluginRegistry, LibraryWithoutEntryPointIsRejected) {
   testing::TempDir dir("plugins");
   const fs::path fake = dir.path() / "not_a_plugin.so";
   std::ofstream(fake) << "not an ELF file";
-  EXPECT_TRUE(HasSubstr(error_of([&] { PluginRegistry::load({dir.path()}); }),
+  EXPECT_TRUE(HasSubstr(error_message([&] { PluginRegistry::load({dir.path()}); }),
               fake.string() + ": cannot load plugin"));
 }
 
 TEST(PluginRegistry, AnArchitectureRegisteredTwiceIsAnError) {
   const std::string error =
-      error_of([] { PluginRegistry::load({testing::plugin_dir(), testing::plugin_dir()}); });
+      error_message([] { PluginRegistry::load({testing::plugin_dir(), testing::plugin_dir()}); });
   EXPECT_TRUE(HasSubstr(error, "registers architecture LlamaForCausalLM, already registered by"));
 }
 
@@ -72,7 +66,7 @@ class ModelLoading : public ::testing::Test {
   void SetUp() override { model_dir_ = testing::make_tiny_checkpoint(dir_.path(), "tiny-qwen3", "qwen3"); }
 
   std::string load_error() {
-    return error_of([&] { load_model(registry_, model_dir_, ops_); });
+    return error_message([&] { load_model(registry_, model_dir_, ops_); });
   }
 
   // Rewrites model.safetensors with `name`'s shape replaced (or the tensor dropped when empty).
@@ -127,7 +121,7 @@ TEST_F(ModelLoading, UnknownArchitectureNamesTheConfig) {
 TEST_F(ModelLoading, MissingPluginForTheArchitecture) {
   testing::TempDir empty("no_plugins");
   const auto none = PluginRegistry::load({empty.path()});
-  EXPECT_TRUE(HasSubstr(error_of([&] { load_model(none, model_dir_, ops_); }),
+  EXPECT_TRUE(HasSubstr(error_message([&] { load_model(none, model_dir_, ops_); }),
               "no plugin provides architecture Qwen3ForCausalLM (plugins provide: none"));
 }
 

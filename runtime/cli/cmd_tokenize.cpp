@@ -1,6 +1,5 @@
 // minivllm tokenize / detokenize: text <-> token ids with a model folder's tokenizer.json and
 // tokenizer_config.json, printed as one JSON object on stdout.
-#include <charconv>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -12,6 +11,7 @@
 #include <minivllm/error.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/token_id_list.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace minivllm::cli {
@@ -26,27 +26,6 @@ struct DetokenizeOptions {
   std::string model_dir, ids;
   bool skip_special = false;
 };
-
-// "1,2, 3" -> {1, 2, 3}; names the bad entry otherwise.
-std::vector<TokenId> parse_ids(const std::string& list) {
-  std::vector<TokenId> ids;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    std::size_t end = list.find(',', start);
-    if (end == std::string::npos) end = list.size();
-    std::string_view item(list.data() + start, end - start);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    TokenId id = 0;
-    const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), id);
-    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size())
-      throw Error("--ids: entry " + std::to_string(ids.size()) + " ('" + std::string(item) +
-                  "') is not a token id; expected a comma-separated list such as 1,2,3");
-    ids.push_back(id);
-    start = end + 1;
-  }
-  return ids;
-}
 
 }  // namespace
 
@@ -81,7 +60,7 @@ void add_tokenize_commands(CLI::App& app) {
   decode->callback([detok] {
     const Tokenizer tokenizer = Tokenizer::from_directory(detok->model_dir);
     const nlohmann::json out = {
-        {"text", tokenizer.decode(parse_ids(detok->ids), detok->skip_special)}};
+        {"text", tokenizer.decode(parse_token_id_list(detok->ids, "--ids"), detok->skip_special)}};
     std::printf("%s\n", out.dump().c_str());
   });
 }

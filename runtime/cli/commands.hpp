@@ -10,5 +10,7 @@ namespace minivllm::cli {
 void add_checkpoint_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_tokenize_commands(CLI::App& app);
+void add_generate_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 }  // namespace minivllm::cli

@@ -61,7 +61,7 @@ TEST(CmdTokenize, ReportsBadInput) {
        "not valid UTF-8 (byte 2 of 3)"},
       {"detokenize " + model("qwen3") + " --ids 1,999999",
        "token id 999999 at position 1 is outside the vocabulary"},
-      {"detokenize " + model("qwen3") + " --ids 1,x", "--ids: entry 1 ('x') is not a token id"},
+      {"detokenize " + model("qwen3") + " --ids 1,x", "--ids '1,x': entry 1 ('x') is not a token id"},
       {"tokenize --model /nonexistent --text hi", "cannot open /nonexistent/tokenizer.json"},
   };
   for (const auto& c : cases) {

@@ -1,0 +1,212 @@
+#include "actors/engine_actor.hpp"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include <caf/all.hpp>
+
+#include <minivllm/error.hpp>
+
+#include "actors/runtime_error.hpp"
+#include "actors/scheduler_actor.hpp"
+#include "actors/token_text.hpp"
+#include "tokenizer/incremental_decoder.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace minivllm {
+namespace {
+
+struct Pending {
+  caf::typed_response_promise<RequestOutput> promise;
+  delta_sink sink;
+  caf::actor_addr requester;
+  RequestOutput output;
+  // One per completion while its text streams; requests with stop strings get their text at the
+  // end, since a stop string can cut text already decoded.
+  std::vector<IncrementalDecoder> decoders;
+  int num_unfinished = 0;
+};
+
+struct EngineState {
+  std::shared_ptr<const Tokenizer> tokenizer;
+  std::int32_t vocab_size = 0;
+  scheduler_actor scheduler;
+  std::unordered_map<std::string, Pending> requests;
+  std::unordered_set<caf::actor_addr> monitored;
+  std::uint64_t next_id = 0;
+};
+
+using pointer = engine_impl_actor::stateful_pointer<EngineState>;
+
+std::vector<std::int32_t> prompt_of(const EngineState& st, const GenerateRequest& req) {
+  if (!req.messages.empty()) {
+    if (!st.tokenizer) throw Error("chat messages need a tokenizer, and this engine has none");
+    const ChatFamily family = chat_family_from_template(st.tokenizer->chat_template());
+    // The template writes every special token itself (as apply_chat_template does).
+    return st.tokenizer->encode(format_chat(family, req.messages, ChatOptions{}), false);
+  }
+  if (!req.prompt_token_ids.empty()) return req.prompt_token_ids;
+  if (!st.tokenizer) throw Error("a text prompt needs a tokenizer, and this engine has none");
+  return st.tokenizer->encode(req.prompt);
+}
+
+void validate(const EngineState& st, const SamplingParams& params,
+              const std::vector<std::int32_t>& prompt) {
+  params.validate();
+  if (params.prompt_logprobs) throw Error("prompt_logprobs is not supported by the actor runtime yet");
+  if (!params.stop.empty() && !st.tokenizer)
+    throw Error("stop strings need a tokenizer, and this engine has none");
+  for (std::int32_t id : prompt)
+    if (id < 0 || id >= st.vocab_size)
+      throw Error("prompt token id " + std::to_string(id) + " is outside [0, " +
+                  std::to_string(st.vocab_size) + ")");
+}
+
+void deliver(EngineState& st, const std::string& id) {
+  const auto it = st.requests.find(id);
+  it->second.output.finished = true;
+  it->second.promise.deliver(std::move(it->second.output));
+  st.requests.erase(it);
+}
+
+void apply(pointer self, SeqUpdate& u) {
+  auto& st = self->state;
+  const auto it = st.requests.find(u.request_id);
+  if (it == st.requests.end()) return;  // already answered (shut down or failed)
+  Pending& p = it->second;
+  if (!u.error.empty()) {
+    p.promise.deliver(runtime_error("request " + u.request_id + ": " + u.error));
+    st.requests.erase(it);
+    return;
+  }
+  CompletionOutput& c = p.output.outputs.at(static_cast<std::size_t>(u.index));
+  if (u.token >= 0) c.token_ids.push_back(u.token);
+  c.logprobs.insert(c.logprobs.end(), u.logprobs.begin(), u.logprobs.end());
+  RequestDelta delta;
+  const bool finished = u.finish_reason != FinishReason::none;
+  if (!p.decoders.empty()) {
+    if (u.token >= 0 && has_text(*st.tokenizer, u.token)) delta.text = p.decoders[u.index].push(u.token);
+    if (finished) delta.text += p.decoders[u.index].finish();
+    c.text += delta.text;
+  } else if (finished && st.tokenizer) {
+    c.text = u.finish_reason == FinishReason::abort ? decode_known(*st.tokenizer, c.token_ids) : u.text;
+    delta.text = c.text;
+  }
+  if (finished) {
+    c.finish_reason = u.finish_reason;
+    if (u.stop_str_set) c.stop_str = u.stop_str;
+    if (u.stop_token_id >= 0) c.stop_token_id = u.stop_token_id;
+  }
+  if (p.sink) {
+    delta.request_id = u.request_id;
+    delta.index = u.index;
+    if (u.token >= 0) delta.token_ids.push_back(u.token);
+    delta.finished = finished;
+    self->send(p.sink, std::move(delta));
+  }
+  if (finished && --p.num_unfinished == 0) deliver(st, u.request_id);
+}
+
+caf::result<RequestOutput> submit(pointer self, GenerateRequest& req, delta_sink& sink) {
+  auto& st = self->state;
+  const std::string id = req.request_id.empty() ? "req-" + std::to_string(st.next_id++) : req.request_id;
+  std::vector<std::int32_t> prompt;
+  try {
+    if (st.requests.count(id) != 0) throw Error("a request with this id is already running");
+    prompt = prompt_of(st, req);
+    validate(st, req.params, prompt);
+  } catch (const std::exception& e) {
+    return runtime_error("request " + id + ": " + e.what());
+  }
+  Pending p;
+  // Before the promise: making it takes the sender out of the current message.
+  if (const caf::strong_actor_ptr& sender = self->current_sender()) {
+    p.requester = caf::actor_cast<caf::actor_addr>(sender);
+    if (st.monitored.insert(p.requester).second) self->monitor(sender);
+  }
+  p.promise = self->make_response_promise<RequestOutput>();
+  p.sink = std::move(sink);
+  p.output.request_id = id;
+  p.output.prompt_token_ids = prompt;
+  p.num_unfinished = req.params.n;
+  for (int i = 0; i < req.params.n; ++i) {
+    p.output.outputs.emplace_back().index = i;
+    if (st.tokenizer && req.params.stop.empty())
+      p.decoders.emplace_back(*st.tokenizer, /*skip_special_tokens=*/true);
+  }
+  auto promise = p.promise;
+  st.requests.emplace(id, std::move(p));
+  self->request(st.scheduler, caf::infinite, SeqRequest{id, std::move(prompt), std::move(req.params)})
+      .then([](bool) {},
+            [self, id](caf::error& err) {
+              SeqUpdate failed;
+              failed.request_id = id;
+              failed.error = error_text(self->system(), err);
+              apply(self, failed);
+            });
+  return promise;
+}
+
+// Answers every request with what it has so far, finish_reason abort.
+void abort_all(EngineState& st) {
+  for (auto& [id, p] : st.requests) {
+    for (std::size_t i = 0; i < p.output.outputs.size(); ++i) {
+      CompletionOutput& c = p.output.outputs[i];
+      if (c.finish_reason != FinishReason::none) continue;
+      c.finish_reason = FinishReason::abort;
+      if (!p.decoders.empty()) c.text += p.decoders[i].finish();
+    }
+    p.output.finished = true;
+    p.promise.deliver(std::move(p.output));
+  }
+  st.requests.clear();
+}
+
+}  // namespace
+
+engine_actor spawn_engine(caf::actor_system& sys, const RuntimeSpec& spec, std::int32_t vocab_size,
+                          worker_actor worker) {
+  Detokenizer detokenize;
+  if (spec.tokenizer)
+    detokenize = [tok = spec.tokenizer](std::span<const std::int32_t> ids) {
+      return decode_known(*tok, ids);
+    };
+  engine_impl_actor engine = sys.spawn(
+      [](pointer self, std::shared_ptr<const Tokenizer> tokenizer, std::int32_t vocab,
+         worker_actor worker, EngineConfig config,
+         Detokenizer detokenize) -> engine_impl_actor::behavior_type {
+        auto& st = self->state;
+        st.tokenizer = std::move(tokenizer);
+        st.vocab_size = vocab;
+        st.scheduler = spawn_scheduler(self->system(), config, std::move(detokenize),
+                                       caf::actor_cast<step_output_sink>(self), worker);
+        self->link_to(st.scheduler);
+        self->link_to(worker);
+        self->set_down_handler([self](caf::down_msg& down) {
+          auto& st = self->state;
+          st.monitored.erase(down.source);
+          for (const auto& [id, p] : st.requests)
+            if (p.requester == down.source)
+              self->request(st.scheduler, caf::infinite, abort_atom_v, id).then([](bool) {});
+        });
+        return {
+            [self](GenerateRequest& req, delta_sink& sink) { return submit(self, req, sink); },
+            [self](abort_atom, std::string& id) {
+              return self->delegate(self->state.scheduler, abort_atom_v, std::move(id));
+            },
+            [self](stats_atom) { return self->delegate(self->state.scheduler, stats_atom_v); },
+            [self](shutdown_atom) {
+              abort_all(self->state);
+              // Links take the scheduler and the worker down with the engine.
+              self->quit(caf::exit_reason::user_shutdown);
+            },
+            [self](StepOutputs& out) {
+              for (SeqUpdate& u : out.updates) apply(self, u);
+            },
+        };
+      },
+      spec.tokenizer, vocab_size, std::move(worker), spec.engine, std::move(detokenize));
+  return engine;
+}
+
+}  // namespace minivllm

@@ -1,0 +1,18 @@
+#pragma once
+// The engine: the runtime's front door. Turns a GenerateRequest into prompt token ids (chat
+// format, tokenizer), refuses bad requests with a clear error, hands good ones to the scheduler,
+// streams deltas to each request's sink, answers each request with its final output, and aborts
+// the requests of a requester that goes away.
+#include "actors/internal_messages.hpp"
+#include <minivllm/actors/runtime.hpp>
+
+namespace minivllm {
+
+// The engine's full interface: the public one plus the scheduler's step outputs.
+using engine_impl_actor = engine_actor::extend<caf::reacts_to<StepOutputs>>;
+
+// Spawns the engine and its scheduler (linked, as is `worker`: they stop together).
+engine_actor spawn_engine(caf::actor_system& sys, const RuntimeSpec& spec, std::int32_t vocab_size,
+                          worker_actor worker);
+
+}  // namespace minivllm

@@ -1,0 +1,113 @@
+#pragma once
+// The client-facing messages of the runtime's actors: inspect() for each (so they can cross a
+// process boundary later) and their CAF type ID block. Include only where CAF is used.
+#include <caf/error.hpp>
+#include <caf/meta/load_callback.hpp>
+#include <caf/meta/type_name.hpp>
+#include <caf/none.hpp>
+#include <caf/type_id.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <minivllm/actors/requests.hpp>
+
+namespace minivllm {
+
+// A request's sink: receives its deltas (may be a default-constructed, invalid handle: no stream).
+using delta_sink = caf::typed_actor<caf::reacts_to<RequestDelta>>;
+
+// std::optional is not inspectable in CAF 0.17: each travels as a presence flag and a value.
+template <class T>
+struct OptionalField {
+  bool present;
+  T value;
+  explicit OptionalField(const std::optional<T>& x) : present(x.has_value()), value(x.value_or(T{})) {}
+  std::optional<T> get() const { return present ? std::optional<T>(value) : std::nullopt; }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SamplingParams& x) {
+  OptionalField seed(x.seed), logprobs(x.logprobs), prompt_logprobs(x.prompt_logprobs);
+  return f(caf::meta::type_name("minivllm::SamplingParams"), x.n, x.temperature, x.top_k,
+           x.top_p, x.min_p, x.repetition_penalty, x.presence_penalty, x.frequency_penalty,
+           seed.present, seed.value, x.max_tokens, x.min_tokens, x.stop,
+           x.include_stop_str_in_output, x.stop_token_ids, x.ignore_eos, logprobs.present,
+           logprobs.value, prompt_logprobs.present, prompt_logprobs.value,
+           caf::meta::load_callback([&]() -> caf::error {
+             x.seed = seed.get();
+             x.logprobs = logprobs.get();
+             x.prompt_logprobs = prompt_logprobs.get();
+             return caf::none;
+           }));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ChatMessage& x) {
+  OptionalField reasoning(x.reasoning_content);
+  return f(caf::meta::type_name("minivllm::ChatMessage"), x.role, x.content, reasoning.present,
+           reasoning.value, caf::meta::load_callback([&]() -> caf::error {
+             x.reasoning_content = reasoning.get();
+             return caf::none;
+           }));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Logprob& x) {
+  return f(caf::meta::type_name("minivllm::Logprob"), x.token, x.logprob, x.rank);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PositionLogprobs& x) {
+  return f(caf::meta::type_name("minivllm::PositionLogprobs"), x.chosen, x.top);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, CompletionOutput& x) {
+  OptionalField stop_str(x.stop_str), stop_token_id(x.stop_token_id);
+  return f(caf::meta::type_name("minivllm::CompletionOutput"), x.index, x.text, x.token_ids,
+           x.logprobs, x.finish_reason, stop_str.present, stop_str.value, stop_token_id.present,
+           stop_token_id.value, caf::meta::load_callback([&]() -> caf::error {
+             x.stop_str = stop_str.get();
+             x.stop_token_id = stop_token_id.get();
+             return caf::none;
+           }));
+}
+
+// prompt_logprobs is left out: the actor runtime refuses requests that ask for it.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, RequestOutput& x) {
+  return f(caf::meta::type_name("minivllm::RequestOutput"), x.request_id, x.prompt_token_ids,
+           x.outputs, x.num_cached_tokens, x.finished);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, GenerateRequest& x) {
+  return f(caf::meta::type_name("minivllm::GenerateRequest"), x.request_id, x.prompt,
+           x.prompt_token_ids, x.messages, x.params);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, RequestDelta& x) {
+  return f(caf::meta::type_name("minivllm::RequestDelta"), x.request_id, x.index, x.token_ids,
+           x.text, x.finished);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, EngineStats& x) {
+  return f(caf::meta::type_name("minivllm::EngineStats"), x.num_steps, x.num_running,
+           x.num_waiting, x.num_preemptions, x.num_free_blocks, x.num_blocks,
+           x.invariant_violation);
+}
+
+}  // namespace minivllm
+
+CAF_BEGIN_TYPE_ID_BLOCK(minivllm_api, caf::first_custom_type_id)
+  CAF_ADD_TYPE_ID(minivllm_api, (minivllm::GenerateRequest))
+  CAF_ADD_TYPE_ID(minivllm_api, (minivllm::RequestDelta))
+  CAF_ADD_TYPE_ID(minivllm_api, (minivllm::RequestOutput))
+  CAF_ADD_TYPE_ID(minivllm_api, (minivllm::EngineStats))
+  CAF_ADD_TYPE_ID(minivllm_api, (minivllm::delta_sink))
+  CAF_ADD_TYPE_ID(minivllm_api, (std::vector<std::int32_t>))
+  CAF_ADD_ATOM(minivllm_api, minivllm, abort_atom, "mv_abort")
+  CAF_ADD_ATOM(minivllm_api, minivllm, stats_atom, "mv_stats")
+  CAF_ADD_ATOM(minivllm_api, minivllm, shutdown_atom, "mv_shutdwn")
+CAF_END_TYPE_ID_BLOCK(minivllm_api)

@@ -1,0 +1,42 @@
+#pragma once
+// Embedding the runtime in a caller's own caf::actor_system:
+//
+//   caf::actor_system_config cfg;
+//   minivllm::add_runtime_types(cfg);          // message types and error renderer
+//   caf::actor_system sys{cfg};
+//   auto engine = minivllm::spawn_runtime(sys, minivllm::runtime_spec(config));
+//   self->request(engine, caf::infinite, request, sink).then([](minivllm::RequestOutput& out) {...});
+//
+// The engine answers each GenerateRequest with the final RequestOutput (finish_reason `abort`
+// when aborted or shut down) or with an error naming what is wrong with the request; the sink
+// (optional) gets the deltas first. A requester that goes away has its requests aborted.
+#include <string>
+
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <minivllm/actors/messages.hpp>
+#include <minivllm/actors/runtime_spec.hpp>
+
+namespace minivllm {
+
+using engine_actor = caf::typed_actor<
+    caf::replies_to<GenerateRequest, delta_sink>::with<RequestOutput>,
+    // Aborts a request (its blocks are freed at the next step); false if unknown or done.
+    caf::replies_to<abort_atom, std::string>::with<bool>,
+    caf::replies_to<stats_atom>::with<EngineStats>,
+    // Aborts every request (each gets its final output), then stops every actor of the runtime.
+    caf::reacts_to<shutdown_atom>>;
+
+// Registers the runtime's message types and error renderer; call before building the system.
+void add_runtime_types(caf::actor_system_config& cfg);
+
+// Spawns engine, scheduler and worker; waits until the worker has built its model runner and
+// throws minivllm::Error if that failed.
+engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec);
+
+// The text of an error the runtime answered with.
+std::string error_text(caf::actor_system& sys, const caf::error& err);
+
+}  // namespace minivllm

@@ -1,0 +1,25 @@
+#pragma once
+// Everything the runtime's actors need, prepared once (CAF-free).
+#include <functional>
+#include <memory>
+
+#include "config/config.hpp"
+#include "engine/llm_engine.hpp"
+#include "engine/model_runner.hpp"
+
+namespace minivllm {
+
+class Tokenizer;
+
+struct RuntimeSpec {
+  EngineConfig engine;
+  std::shared_ptr<const Tokenizer> tokenizer;  // null: token-id prompts only, no text
+  // Builds the model runner; runs on the worker's own thread. Throws minivllm::Error.
+  std::function<std::unique_ptr<ModelRunner>()> make_runner;
+};
+
+// From a launch Config: the model folder's tokenizer and config.json (EOS ids, max_model_len),
+// and a runner that loads the plugin model on the configured backend. Throws minivllm::Error.
+RuntimeSpec runtime_spec(const Config& config);
+
+}  // namespace minivllm

@@ -1,0 +1,126 @@
+#pragma once
+// Messages between the runtime's own actors (engine <-> scheduler <-> worker), their type ID
+// block and the actors' typed interfaces. Not part of the embedding API.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <minivllm/batch.hpp>
+
+#include <minivllm/actors/messages.hpp>
+
+namespace minivllm {
+
+// engine -> scheduler: a validated request to schedule (its sequences are made there).
+struct SeqRequest {
+  std::string request_id;
+  std::vector<std::int32_t> prompt;
+  SamplingParams params;
+};
+
+// scheduler -> engine: what happened to one completion in a step.
+struct SeqUpdate {
+  std::string request_id;
+  std::int32_t index = 0;
+  std::int32_t token = -1;                 // this step's new token; -1: none (aborted)
+  std::vector<PositionLogprobs> logprobs;  // the token's, when asked for
+  FinishReason finish_reason = FinishReason::none;
+  std::string stop_str;                     // set with `stop_str_set`
+  bool stop_str_set = false;
+  std::int32_t stop_token_id = -1;          // -1: none
+  std::string text;  // the final text, when stop strings decided it (stop strings set)
+  std::string error;  // the step failed: the request ends with this error
+};
+
+struct StepOutputs {
+  std::vector<SeqUpdate> updates;
+};
+
+// scheduler -> worker: a sequence the worker samples for from now on.
+struct WorkerSeq {
+  std::uint64_t seq_id = 0;
+  SamplingParams params;
+  std::vector<std::int32_t> prompt;
+  std::uint64_t seed = 0;
+};
+
+// scheduler -> worker: one step to run.
+struct StepWork {
+  std::uint64_t step = 0;
+  Batch batch;
+  std::vector<WorkerSeq> new_seqs;              // before the batch uses them
+  std::vector<std::uint64_t> sample_seq_ids;    // one per logits row, in row order
+  std::vector<std::uint64_t> released_seq_ids;  // finished or aborted since the last step
+};
+
+// worker -> scheduler: the sampled token per logits row.
+struct StepResult {
+  std::uint64_t step = 0;
+  std::vector<std::int32_t> tokens;
+  std::vector<PositionLogprobs> logprobs;  // empty, or one per token (rows not asking: empty)
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Batch& x) {
+  return f(caf::meta::type_name("minivllm::Batch"), x.token_ids, x.positions, x.slot_mapping,
+           x.query_start, x.context_lens, x.block_tables, x.max_blocks_per_seq, x.logits_rows);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SeqRequest& x) {
+  return f(caf::meta::type_name("minivllm::SeqRequest"), x.request_id, x.prompt, x.params);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SeqUpdate& x) {
+  return f(caf::meta::type_name("minivllm::SeqUpdate"), x.request_id, x.index, x.token,
+           x.logprobs, x.finish_reason, x.stop_str, x.stop_str_set, x.stop_token_id, x.text,
+           x.error);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, StepOutputs& x) {
+  return f(caf::meta::type_name("minivllm::StepOutputs"), x.updates);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, WorkerSeq& x) {
+  return f(caf::meta::type_name("minivllm::WorkerSeq"), x.seq_id, x.params, x.prompt, x.seed);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, StepWork& x) {
+  return f(caf::meta::type_name("minivllm::StepWork"), x.step, x.batch, x.new_seqs,
+           x.sample_seq_ids, x.released_seq_ids);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, StepResult& x) {
+  return f(caf::meta::type_name("minivllm::StepResult"), x.step, x.tokens, x.logprobs);
+}
+
+}  // namespace minivllm
+
+CAF_BEGIN_TYPE_ID_BLOCK(minivllm_internal, caf::id_block::minivllm_api::end)
+  CAF_ADD_TYPE_ID(minivllm_internal, (minivllm::SeqRequest))
+  CAF_ADD_TYPE_ID(minivllm_internal, (minivllm::StepOutputs))
+  CAF_ADD_TYPE_ID(minivllm_internal, (minivllm::StepWork))
+  CAF_ADD_TYPE_ID(minivllm_internal, (minivllm::StepResult))
+  CAF_ADD_ATOM(minivllm_internal, minivllm, ready_atom, "mv_ready")
+CAF_END_TYPE_ID_BLOCK(minivllm_internal)
+
+namespace minivllm {
+
+// Where the scheduler sends each step's outputs: the engine.
+using step_output_sink = caf::typed_actor<caf::reacts_to<StepOutputs>>;
+
+using scheduler_actor = caf::typed_actor<
+    caf::replies_to<SeqRequest>::with<bool>,               // queued (or an error)
+    caf::replies_to<abort_atom, std::string>::with<bool>,  // false: unknown or done
+    caf::replies_to<stats_atom>::with<EngineStats>>;
+
+using worker_actor = caf::typed_actor<
+    caf::replies_to<ready_atom>::with<std::int32_t>,  // the vocabulary size, once loaded
+    caf::replies_to<StepWork>::with<StepResult>>;
+
+}  // namespace minivllm

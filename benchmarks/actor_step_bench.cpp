@@ -1,0 +1,81 @@
+// The whole CPU side of one decode step through the actors (engine, scheduler, detached worker:
+// schedule, batch preparation, the StepWork/StepResult messages, sampling, stop checks, outputs
+// to the engine) with a model that does no arithmetic (zero logits, tiny vocabulary).
+// Wall-clock µs per decode step at NUM_SEQS running sequences: two runs that differ only in
+// max_tokens, so start-up, prefill and finishing cancel out. Not run by the tests.
+//   actor_step_bench [NUM_SEQS=256] [SHORT=100] [LONG=600]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <span>
+#include <vector>
+
+#include <minivllm/llm.hpp>
+
+namespace {
+
+using namespace minivllm;
+
+constexpr int kVocab = 32;
+constexpr int kBlockSize = 16;
+constexpr int kPromptLen = 16;
+
+// Logits are zeros: the step costs only what the runtime around the model costs.
+class NullModelRunner final : public ModelRunner {
+ public:
+  int vocab_size() const override { return kVocab; }
+  std::span<const float> execute(const Batch& batch) override {
+    logits_.assign(batch.logits_rows.size() * kVocab, 0.0f);
+    return logits_;
+  }
+
+ private:
+  std::vector<float> logits_;
+};
+
+struct Run {
+  double seconds = 0;
+  std::uint64_t steps = 0;
+};
+
+Run run(int num_seqs, int max_tokens) {
+  RuntimeSpec spec;
+  const int max_len = kPromptLen + max_tokens;
+  const int blocks = num_seqs * ((max_len + kBlockSize - 1) / kBlockSize);
+  spec.engine.scheduler = {num_seqs, 8192, max_len, true};
+  spec.engine.cache = {kBlockSize, blocks, true};
+  spec.make_runner = [] { return std::make_unique<NullModelRunner>(); };
+  LLM llm(std::move(spec));
+  std::vector<std::vector<std::int32_t>> prompts;
+  for (int i = 0; i < num_seqs; ++i) {
+    std::vector<std::int32_t>& p = prompts.emplace_back();
+    for (int k = 0; k < kPromptLen; ++k) p.push_back((i * 13 + k * 7) % kVocab);  // distinct prompts
+  }
+  SamplingParams params;
+  params.temperature = 0.0;
+  params.max_tokens = max_tokens;
+  params.ignore_eos = true;
+  const auto start = std::chrono::steady_clock::now();
+  llm.generate(prompts, params);
+  Run r;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.steps = llm.stats().num_steps;
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int num_seqs = argc > 1 ? std::atoi(argv[1]) : 256;
+  const int short_tokens = argc > 2 ? std::atoi(argv[2]) : 100;
+  const int long_tokens = argc > 3 ? std::atoi(argv[3]) : 600;
+  run(num_seqs, 10);  // warm-up
+  const Run a = run(num_seqs, short_tokens);
+  const Run b = run(num_seqs, long_tokens);
+  const double us_per_step = (b.seconds - a.seconds) * 1e6 / static_cast<double>(b.steps - a.steps);
+  std::printf("%d seqs: %llu steps in %.3f s, %llu steps in %.3f s -> %.1f us per decode step\n",
+              num_seqs, static_cast<unsigned long long>(a.steps), a.seconds,
+              static_cast<unsigned long long>(b.steps), b.seconds, us_per_step);
+  std::printf("{\"bench\": \"actor_step\", \"num_seqs\": %d, \"us_per_decode_step\": %.2f}\n", num_seqs,
+              us_per_step);
+}

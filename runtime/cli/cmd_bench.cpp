@@ -1,0 +1,109 @@
+// minivllm bench throughput: runs a workload file (benchmarks/throughput-256.json's format)
+// through the runtime and reports requests/s, output tok/s and total tok/s over the wall time
+// from the first request queued to the last finished (start-up excluded).
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <minivllm/error.hpp>
+#include <minivllm/llm.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/config_options.hpp"
+
+namespace minivllm::cli {
+namespace {
+
+struct BenchOptions {
+  ConfigOptions config;
+  std::string workload;
+  std::string output = "bench-throughput.json";
+};
+
+struct Workload {
+  std::string name;
+  std::vector<GenerateRequest> requests;
+  std::int64_t prompt_tokens = 0;
+};
+
+Workload read_workload(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("--workload " + path + ": cannot open");
+  try {
+    const nlohmann::json file = nlohmann::json::parse(in);
+    Workload w;
+    w.name = file.at("name").get<std::string>();
+    SamplingParams params;
+    params.temperature = file.at("temperature").get<double>();
+    params.ignore_eos = file.at("ignore_eos").get<bool>();
+    for (const nlohmann::json& r : file.at("requests")) {
+      GenerateRequest& req = w.requests.emplace_back();
+      req.prompt_token_ids = r.at("prompt_token_ids").get<std::vector<std::int32_t>>();
+      req.params = params;
+      req.params.max_tokens = r.at("max_tokens").get<int>();
+      w.prompt_tokens += static_cast<std::int64_t>(req.prompt_token_ids.size());
+    }
+    return w;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("--workload " + path + ": " + e.what());
+  }
+}
+
+void run_throughput(const BenchOptions& o) {
+  Workload w = read_workload(o.workload);
+  const Config config = o.config.load();
+  const std::size_t num_requests = w.requests.size();
+  LLM llm(config);
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<GenerateResult> results = llm.generate(std::move(w.requests));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::int64_t output_tokens = 0;
+  for (const GenerateResult& r : results) {
+    if (!r.ok()) throw Error("workload request failed: " + r.error);
+    output_tokens += static_cast<std::int64_t>(r.output.outputs.at(0).token_ids.size());
+  }
+  const double requests_per_s = static_cast<double>(num_requests) / seconds;
+  const double output_per_s = static_cast<double>(output_tokens) / seconds;
+  const double total_per_s = static_cast<double>(output_tokens + w.prompt_tokens) / seconds;
+  std::printf("workload %s: %zu requests, %lld prompt tokens, %lld output tokens in %.3f s\n",
+              w.name.c_str(), num_requests, static_cast<long long>(w.prompt_tokens),
+              static_cast<long long>(output_tokens), seconds);
+  std::printf("requests/s %.3f\noutput tok/s %.1f\ntotal tok/s %.1f\n", requests_per_s,
+              output_per_s, total_per_s);
+  const nlohmann::json result = {
+      {"workload", w.name},
+      {"workload_file", o.workload},
+      {"config", to_toml(config)},
+      {"num_requests", num_requests},
+      {"prompt_tokens", w.prompt_tokens},
+      {"output_tokens", output_tokens},
+      {"seconds", seconds},
+      {"requests_per_s", requests_per_s},
+      {"output_tokens_per_s", output_per_s},
+      {"total_tokens_per_s", total_per_s},
+  };
+  std::ofstream out(o.output);
+  if (!(out << result.dump(2) << '\n')) throw Error("--output " + o.output + ": cannot write");
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
+  bench->require_subcommand(1);
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* throughput = bench->add_subcommand("throughput", "Offline throughput of a workload file");
+  o->config.add_to(*throughput);
+  throughput->add_option("--workload", o->workload, "Workload JSON (benchmarks/throughput-256.json)")
+      ->required();
+  throughput->add_option("--output", o->output, "Where to write the result JSON")->capture_default_str();
+  throughput->callback([o] { run_throughput(*o); });
+}
+
+}  // namespace minivllm::cli

@@ -1,0 +1,136 @@
+// minivllm generate: runs prompts through the runtime's actors (via the synchronous facade) and
+// prints each completion, or one JSON line per request with --json.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <minivllm/error.hpp>
+#include <minivllm/llm.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/token_id_list.hpp"
+#include "cli/config_options.hpp"
+
+namespace minivllm::cli {
+namespace {
+
+struct GenerateOptions {
+  ConfigOptions config;
+  std::vector<std::string> prompts;
+  std::string prompt_file;
+  std::vector<std::string> prompt_ids;
+  bool chat = false;
+  bool json = false;
+  SamplingParams params;
+  std::uint64_t seed = 0;
+};
+
+// One JSON string per line; blank lines are skipped.
+std::vector<std::string> read_prompt_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("--prompt-file " + path + ": cannot open");
+  std::vector<std::string> prompts;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      prompts.push_back(nlohmann::json::parse(line).get<std::string>());
+    } catch (const nlohmann::json::exception& e) {
+      throw Error("--prompt-file " + path + " line " + std::to_string(number) +
+                  ": expected one JSON string (" + e.what() + ")");
+    }
+  }
+  return prompts;
+}
+
+std::vector<GenerateRequest> requests_of(const GenerateOptions& o) {
+  std::vector<GenerateRequest> requests;
+  auto add_text = [&](const std::string& text) {
+    GenerateRequest& r = requests.emplace_back();
+    if (o.chat) r.messages.push_back({"user", text, std::nullopt});
+    else r.prompt = text;
+  };
+  for (const std::string& p : o.prompts) add_text(p);
+  if (!o.prompt_file.empty())
+    for (const std::string& p : read_prompt_file(o.prompt_file)) add_text(p);
+  for (const std::string& ids : o.prompt_ids) requests.emplace_back().prompt_token_ids = parse_token_id_list(ids, "--prompt-ids");
+  if (requests.empty()) throw Error("no prompts: give --prompt, --prompt-file or --prompt-ids");
+  for (GenerateRequest& r : requests) r.params = o.params;
+  return requests;
+}
+
+// A one-line bar on stderr, redrawn in place.
+void show_progress(std::size_t done, std::size_t total) {
+  constexpr int kWidth = 40;
+  const int filled = static_cast<int>(kWidth * done / total);
+  std::fprintf(stderr, "\r[%s%s] %zu/%zu requests", std::string(filled, '#').c_str(),
+               std::string(kWidth - filled, ' ').c_str(), done, total);
+  if (done == total) std::fputc('\n', stderr);
+}
+
+nlohmann::json json_of(const GenerateResult& r) {
+  if (!r.ok()) return {{"error", r.error}};
+  const CompletionOutput& c = r.output.outputs.at(0);
+  return {{"prompt_token_ids", r.output.prompt_token_ids},
+          {"token_ids", c.token_ids},
+          {"text", c.text},
+          {"finish_reason", finish_reason_name(c.finish_reason)}};
+}
+
+void run(GenerateOptions& o, bool seed_given) {
+  if (seed_given) o.params.seed = o.seed;
+  std::vector<GenerateRequest> requests = requests_of(o);
+  const std::size_t total = requests.size();
+  std::function<void(std::size_t)> progress;
+  if (total > 1 && isatty(STDERR_FILENO)) progress = [total](std::size_t done) { show_progress(done, total); };
+  LLM llm(o.config.load());
+  const std::vector<GenerateResult> results = llm.generate(std::move(requests), progress);
+  bool failed = false;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    failed = failed || !results[i].ok();
+    if (o.json) {
+      std::printf("%s\n", json_of(results[i]).dump().c_str());
+    } else if (results[i].ok()) {
+      const CompletionOutput& c = results[i].output.outputs.at(0);
+      std::printf("[%zu] %s\n", i, c.text.c_str());
+      std::fprintf(stderr, "[%zu] %zu tokens, finish_reason %s\n", i, c.token_ids.size(),
+                   finish_reason_name(c.finish_reason));
+    } else {
+      std::fprintf(stderr, "[%zu] error: %s\n", i, results[i].error.c_str());
+    }
+  }
+  std::fflush(stdout);
+  if (failed) throw CLI::RuntimeError(1);
+}
+
+}  // namespace
+
+void add_generate_command(CLI::App& app) {
+  auto o = std::make_shared<GenerateOptions>();
+  CLI::App* cmd = app.add_subcommand("generate", "Generate completions for prompts");
+  o->config.add_to(*cmd);
+  cmd->add_option("--prompt", o->prompts, "Prompt text (repeatable)")->take_all()->expected(1);
+  cmd->add_option("--prompt-file", o->prompt_file, "File with one JSON string prompt per line");
+  cmd->add_option("--prompt-ids", o->prompt_ids, "Prompt token ids, e.g. 1,2,3 (repeatable)")
+      ->take_all()
+      ->expected(1);
+  cmd->add_flag("--chat", o->chat, "Wrap each text prompt as one user message in the model's chat format");
+  cmd->add_option("--max-tokens", o->params.max_tokens, "Tokens to generate at most")->capture_default_str();
+  cmd->add_option("--temperature", o->params.temperature, "0 = greedy")->capture_default_str();
+  cmd->add_option("--top-p", o->params.top_p, "Nucleus sampling mass in (0, 1]")->capture_default_str();
+  cmd->add_option("--top-k", o->params.top_k, "0 or -1 = off")->capture_default_str();
+  CLI::Option* seed = cmd->add_option("--seed", o->seed, "Per-request sampling seed");
+  cmd->add_flag("--ignore-eos", o->params.ignore_eos, "Keep generating past EOS");
+  cmd->add_flag("--json", o->json, "One JSON line per request on stdout");
+  cmd->callback([o, seed] { run(*o, seed->count() > 0); });
+}
+
+}  // namespace minivllm::cli

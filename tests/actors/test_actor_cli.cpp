@@ -1,0 +1,198 @@
+// `minivllm generate --json` end to end (the launcher, the facade, the actors, the tiny models):
+// greedy outputs equal the goldens in the engine core's scenarios; bad input gives a clear error
+// per request, a non-zero exit code, and the other requests still complete.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "actor_test_support.hpp"
+#include "temp_dir.hpp"
+
+namespace minivllm {
+namespace {
+
+using nlohmann::json;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;          // stdout
+  std::vector<json> lines;  // generate: stdout, one JSON value per line
+  std::string err;          // stderr
+};
+
+std::string quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+class Cli : public ::testing::TestWithParam<std::string> {
+ protected:
+  // minivllm generate --json --config <model's config> --set <test paths> <args>
+  CliRun generate(const std::vector<std::string>& args) {
+    CliRun run = minivllm({"generate", "--json"}, args);
+    std::istringstream lines(run.out);
+    for (std::string line; std::getline(lines, line);) run.lines.push_back(json::parse(line));
+    return run;
+  }
+
+  // minivllm <subcommand...> --config <model's config> --set <test paths> <args>
+  CliRun minivllm(const std::vector<std::string>& subcommand, const std::vector<std::string>& args) {
+    std::string command = quoted(testing::minivllm_bin().string());
+    for (const std::string& word : subcommand) command += " " + word;
+    command += " --config " + quoted(testing::tiny_config_file(GetParam()).string());
+    for (const std::string& s : testing::tiny_overrides(GetParam())) command += " --set " + quoted(s);
+    for (const std::string& a : args) command += " " + quoted(a);
+    command += " 2>" + quoted((dir_ / "stderr").string());
+    CliRun run;
+    FILE* out = popen(command.c_str(), "r");
+    char buffer[65536];
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, out)) > 0;) run.out.append(buffer, n);
+    const int status = pclose(out);
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream err(dir_ / "stderr");
+    run.err.assign(std::istreambuf_iterator<char>(err), {});
+    return run;
+  }
+
+  static std::string ids_arg(const std::vector<std::int32_t>& ids) {
+    std::string s;
+    for (std::int32_t id : ids) s += (s.empty() ? "" : ",") + std::to_string(id);
+    return s;
+  }
+
+  // Greedy, 32 tokens, EOS ignored, for goldens[picks[i]]; checks every line against its golden.
+  void expect_goldens(const std::vector<std::string>& settings, const std::vector<std::size_t>& picks) {
+    std::vector<std::string> args = {"--temperature", "0", "--max-tokens", "32", "--ignore-eos",
+                                     "--set", "model.max_model_len=1024"};
+    for (const std::string& s : settings) args.insert(args.end(), {"--set", s});
+    for (std::size_t p : picks) args.insert(args.end(), {"--prompt-ids", ids_arg(goldens_[p].prompt)});
+    const CliRun run = generate(args);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    ASSERT_EQ(run.lines.size(), picks.size());
+    for (std::size_t i = 0; i < picks.size(); ++i) {
+      const json& line = run.lines[i];
+      const auto got = line.at("token_ids").get<std::vector<std::int32_t>>();
+      EXPECT_EQ(line.at("prompt_token_ids").get<std::vector<std::int32_t>>(), goldens_[picks[i]].prompt);
+      EXPECT_EQ(got.size(), 32u);
+      EXPECT_EQ(testing::head(got, goldens_[picks[i]].expected.size()), goldens_[picks[i]].expected)
+          << "line " << i;
+      EXPECT_EQ(line.at("finish_reason"), "length");
+      EXPECT_TRUE(line.at("text").is_string());
+    }
+  }
+
+  void SetUp() override { goldens_ = testing::load_goldens(GetParam()); }
+
+  testing::TempDir dir_{"actor_cli"};
+  std::vector<testing::Golden> goldens_;
+};
+
+TEST_P(Cli, GoldensInTheEngineScenarios) {
+  std::vector<std::size_t> each;
+  for (std::size_t i = 0; i < goldens_.size(); ++i) each.push_back(i);
+  {
+    SCOPED_TRACE("each alone (one sequence at a time)");
+    expect_goldens({"scheduler.max_num_seqs=1"}, each);
+  }
+  const auto mixed = testing::mixed_picks(64, goldens_.size());
+  {
+    SCOPED_TRACE("64 mixed, prefix caching on");
+    expect_goldens({"cache.enable_prefix_caching=true"}, mixed);
+  }
+  {
+    SCOPED_TRACE("64 mixed, prefix caching off");
+    expect_goldens({"cache.enable_prefix_caching=false"}, mixed);
+  }
+  {
+    SCOPED_TRACE("tiny cache: forced preemption");
+    expect_goldens({"cache.num_blocks=40"}, testing::mixed_picks(10, goldens_.size()));
+  }
+  {
+    SCOPED_TRACE("chunked prefill, 7-token chunks");
+    expect_goldens({"scheduler.enable_chunked_prefill=true", "scheduler.max_num_batched_tokens=7"},
+                   testing::mixed_picks(10, goldens_.size()));
+  }
+}
+
+TEST_P(Cli, BadPromptsFailAloneAndTheExitCodeSaysSo) {
+  const CliRun run = generate({"--set", "model.max_model_len=64", "--max-tokens", "4", "--prompt", "",
+                            "--prompt-ids", ids_arg(goldens_[0].prompt), "--prompt-ids",
+                            ids_arg(std::vector<std::int32_t>(100, 11))});
+  EXPECT_NE(run.exit_code, 0);
+  ASSERT_EQ(run.lines.size(), 3u) << run.err;
+  EXPECT_NE(run.lines[0].at("error").get<std::string>().find("empty"), std::string::npos) << run.lines[0];
+  EXPECT_EQ(run.lines[1].at("token_ids").size(), 4u) << run.lines[1];
+  EXPECT_NE(run.lines[2].at("error").get<std::string>().find("max_model_len"), std::string::npos)
+      << run.lines[2];
+}
+
+TEST_P(Cli, BadSamplingParametersAreClearErrors) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--max-tokens", "-1"}, "max_tokens"}, {{"--top-p", "0"}, "top_p"}, {{"--top-p", "1.5"}, "top_p"}};
+  for (const auto& [flags, field] : cases) {
+    std::vector<std::string> args = flags;
+    args.insert(args.end(), {"--prompt", "Hello", "--prompt-ids", "1,2,3"});
+    const CliRun run = generate(args);
+    EXPECT_NE(run.exit_code, 0);
+    ASSERT_EQ(run.lines.size(), 2u) << run.err;
+    for (const json& line : run.lines)
+      EXPECT_NE(line.at("error").get<std::string>().find(field), std::string::npos) << line;
+  }
+}
+
+TEST_P(Cli, AnUnknownSetKeyIsAClearError) {
+  const CliRun run = generate({"--set", "scheduler.no_such_key=1", "--prompt", "Hello"});
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_TRUE(run.lines.empty());
+  EXPECT_NE(run.err.find("no_such_key"), std::string::npos) << run.err;
+}
+
+TEST_P(Cli, ChatWrapsThePromptInTheModelsFormat) {
+  const CliRun plain = generate({"--max-tokens", "2", "--prompt", "Hi"});
+  const CliRun chat = generate({"--max-tokens", "2", "--chat", "--prompt", "Hi"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  EXPECT_GT(chat.lines.at(0).at("prompt_token_ids").size(),
+            plain.lines.at(0).at("prompt_token_ids").size() + 4);
+}
+
+TEST_P(Cli, PromptFileHoldsOneJsonStringPerLine) {
+  std::ofstream(dir_ / "prompts.jsonl") << "\"Hello\"\n\n\"Line with \\\"quotes\\\" and \\n a newline\"\n";
+  const CliRun run = generate({"--max-tokens", "3", "--prompt-file", (dir_ / "prompts.jsonl").string()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.lines.size(), 2u);
+  EXPECT_LT(run.lines[0].at("prompt_token_ids").size(), run.lines[1].at("prompt_token_ids").size());
+}
+
+TEST_P(Cli, BenchThroughputRunsAWorkloadAndWritesItsResult) {
+  const json workload = {{"name", "tiny"}, {"temperature", 1.0}, {"ignore_eos", true},
+                         {"requests", {{{"prompt_token_ids", {1, 2, 3}}, {"max_tokens", 5}},
+                                       {{"prompt_token_ids", {4, 5}}, {"max_tokens", 7}}}}};
+  std::ofstream(dir_ / "workload.json") << workload.dump();
+  const CliRun run = minivllm({"bench", "throughput"}, {"--workload", (dir_ / "workload.json").string(),
+                                                        "--output", (dir_ / "result.json").string()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::ifstream in(dir_ / "result.json");
+  const json result = json::parse(in);
+  EXPECT_EQ(result.at("num_requests"), 2);
+  EXPECT_EQ(result.at("prompt_tokens"), 5);
+  EXPECT_EQ(result.at("output_tokens"), 12);
+  EXPECT_GT(result.at("output_tokens_per_s").get<double>(), 0.0);
+  EXPECT_NE(result.at("config").get<std::string>().find("[scheduler]"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiny, Cli, ::testing::Values("tiny-qwen3", "tiny-llama3"),
+                         [](const auto& info) {
+                           return info.param == "tiny-qwen3" ? std::string("Qwen3") : std::string("Llama3");
+                         });
+
+}  // namespace
+}  // namespace minivllm

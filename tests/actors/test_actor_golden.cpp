@@ -1,0 +1,86 @@
+// The engine core's acceptance scenarios through the actors (via the synchronous facade):
+// greedy outputs equal the goldens alone, 64 mixed with prefix caching on and off, under
+// forced preemption and with chunked prefill; the block pool is whole afterwards.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <minivllm/llm.hpp>
+
+#include "actor_test_support.hpp"
+
+namespace minivllm {
+namespace {
+
+using testing::Golden;
+
+class ActorGolden : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { goldens_ = testing::load_goldens(GetParam()); }
+
+  // Runs requests[i] = goldens_[picks[i]] at once; returns the stats afterwards.
+  EngineStats run(const std::vector<std::string>& overrides, const std::vector<std::size_t>& picks) {
+    std::vector<std::string> all = {"model.max_model_len=1024", "scheduler.max_num_seqs=256"};
+    all.insert(all.end(), overrides.begin(), overrides.end());
+    LLM llm(testing::tiny_config(GetParam(), all));
+    SamplingParams greedy;
+    greedy.temperature = 0.0;
+    greedy.max_tokens = testing::kGoldenNewTokens;
+    greedy.ignore_eos = true;
+    std::vector<std::vector<std::int32_t>> prompts;
+    for (std::size_t p : picks) prompts.push_back(goldens_[p].prompt);
+    const std::vector<RequestOutput> outs = llm.generate(prompts, greedy);
+    EXPECT_EQ(outs.size(), picks.size());
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+      const Golden& g = goldens_[picks[i]];
+      const CompletionOutput& c = outs[i].outputs.at(0);
+      EXPECT_EQ(c.token_ids.size(), static_cast<std::size_t>(testing::kGoldenNewTokens));
+      EXPECT_EQ(testing::head(c.token_ids, g.expected.size()), g.expected)
+          << "request " << i << " (golden prompt " << picks[i] << ")";
+      EXPECT_EQ(c.finish_reason, FinishReason::length);
+    }
+    const EngineStats stats = llm.stats();
+    EXPECT_EQ(stats.invariant_violation, "");
+    EXPECT_EQ(stats.num_free_blocks, stats.num_blocks);
+    EXPECT_EQ(stats.num_running + stats.num_waiting, 0u);
+    return stats;
+  }
+
+  std::vector<Golden> goldens_;
+};
+
+TEST_P(ActorGolden, EachRequestAlone) {
+  for (std::size_t i = 0; i < goldens_.size(); ++i) run({}, {i});
+}
+
+TEST_P(ActorGolden, SixtyFourTogetherWithPrefixCachingOnAndOff) {
+  const auto picks = testing::mixed_picks(64, goldens_.size());
+  run({"cache.enable_prefix_caching=true", "cache.num_blocks=1024"}, picks);
+  run({"cache.enable_prefix_caching=false", "cache.num_blocks=1024"}, picks);
+}
+
+TEST_P(ActorGolden, TinyCacheWithManyPreemptions) {
+  // The longest golden prompt needs 27 blocks on its own.
+  const EngineStats stats = run({"cache.num_blocks=40", "scheduler.enable_chunked_prefill=false",
+                                 "scheduler.max_num_batched_tokens=1024"},
+                                testing::mixed_picks(10, goldens_.size()));
+  EXPECT_GT(stats.num_preemptions, 5u);
+}
+
+TEST_P(ActorGolden, ChunkedPrefillAtSeveralChunkSizes) {
+  for (int chunk : {7, 64, 200}) {
+    SCOPED_TRACE("chunk " + std::to_string(chunk));
+    run({"scheduler.enable_chunked_prefill=true",
+         "scheduler.max_num_batched_tokens=" + std::to_string(chunk)},
+        testing::mixed_picks(10, goldens_.size()));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiny, ActorGolden, ::testing::Values("tiny-qwen3", "tiny-llama3"),
+                         [](const auto& info) {
+                           return info.param == "tiny-qwen3" ? std::string("Qwen3") : std::string("Llama3");
+                         });
+
+}  // namespace
+}  // namespace minivllm

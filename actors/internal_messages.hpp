@@ -51,6 +51,9 @@ struct StepWork {
   std::vector<WorkerSeq> new_seqs;              // before the batch uses them
   std::vector<std::uint64_t> sample_seq_ids;    // one per logits row, in row order
   std::vector<std::uint64_t> released_seq_ids;  // finished or aborted since the last step
+  // Planned before the previous step's tokens were back: every row is a decode whose input token
+  // (a placeholder in the batch) is the one the worker sampled for it in that step.
+  bool look_ahead = false;
 };
 
 // worker -> scheduler: the sampled token per logits row.
@@ -91,7 +94,7 @@ typename Inspector::result_type inspect(Inspector& f, WorkerSeq& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepWork& x) {
   return f(caf::meta::type_name("minivllm::StepWork"), x.step, x.batch, x.new_seqs,
-           x.sample_seq_ids, x.released_seq_ids);
+           x.sample_seq_ids, x.released_seq_ids, x.look_ahead);
 }
 
 template <class Inspector>

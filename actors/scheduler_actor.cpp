@@ -1,5 +1,6 @@
 #include "actors/scheduler_actor.hpp"
 
+#include <deque>
 #include <random>
 #include <unordered_map>
 
@@ -18,6 +19,15 @@ struct Entry {
   std::unique_ptr<Sequence> seq;
   std::uint64_t seed = 0;
   bool on_worker = false;  // the worker has it (WorkerSeq sent)
+  // Its last token is a placeholder for the one the running step samples (a look-ahead step
+  // decodes it; the worker fills it in).
+  bool token_pending = false;
+};
+
+// A dropped sequence that a step at the worker still lists, kept until that step is back.
+struct Retired {
+  std::uint64_t last_step = 0;
+  std::unique_ptr<Sequence> seq;
 };
 
 struct SchedulerState {
@@ -30,14 +40,18 @@ struct SchedulerState {
   std::unordered_map<std::string, std::vector<SeqId>> requests;
   std::vector<std::string> pending_aborts;  // arrived while a step ran
   std::vector<std::uint64_t> released;      // for the worker's next step
+  std::vector<Retired> retired;
   std::mt19937_64 seed_source;
   SeqId next_seq_id = 0;
   std::uint64_t num_steps = 0;
-  bool busy = false;  // a step is at the worker
-  StepPlan plan;      // the step at the worker
+  // The steps at the worker, oldest first: the running one, and at most one planned ahead.
+  std::deque<StepPlan> in_flight;
 };
 
 using pointer = scheduler_actor::stateful_pointer<SchedulerState>;
+
+// Stands for a token the worker has sampled but the scheduler has not heard of yet.
+constexpr std::int32_t kPlaceholderToken = -1;
 
 // Stops a sequence and forgets it (its blocks go back to the pool now).
 void drop(SchedulerState& st, Sequence& seq, FinishReason reason) {
@@ -47,7 +61,16 @@ void drop(SchedulerState& st, Sequence& seq, FinishReason reason) {
   auto& ids = st.requests.at(seq.request_id());
   std::erase(ids, seq.id());
   if (ids.empty()) st.requests.erase(seq.request_id());
+  if (!st.in_flight.empty())
+    st.retired.push_back({st.in_flight.back().step, std::move(it->second.seq)});
   st.seqs.erase(it);
+}
+
+// A step is back: forgets it and the dropped sequences no step at the worker lists any more.
+void step_returned(SchedulerState& st) {
+  const std::uint64_t step = st.in_flight.front().step;
+  st.in_flight.pop_front();
+  std::erase_if(st.retired, [&](const Retired& r) { return r.last_step <= step; });
 }
 
 // Ends every sequence of `request_id`, each with an update saying why.
@@ -80,28 +103,42 @@ void fail_all(pointer self, const std::string& error) {
   send_outputs(self, out);
 }
 
-void step(pointer self);
+void advance(pointer self);
 
 void on_step_done(pointer self, StepResult& result) {
   auto& st = self->state;
-  st.scheduler->finish_step(st.plan);
+  const StepPlan& plan = st.in_flight.front();
+  // Tokens first: a look-ahead placeholder may sit in a block that finish_step hashes.
+  std::size_t row = 0;
+  for (const ScheduledSequence& s : plan.seqs) {
+    if (!s.sample) continue;
+    const std::int32_t token = result.tokens.at(row++);
+    if (s.seq->finished()) continue;  // dropped since it was planned: its token is discarded
+    Entry& e = st.seqs.at(s.seq->id());
+    if (e.token_pending) {
+      s.seq->set_last_token(token);
+      e.token_pending = false;
+    } else {
+      s.seq->append_token(token);
+    }
+  }
+  st.scheduler->finish_step(plan);
   StepOutputs out;
   out.updates.reserve(result.tokens.size());
-  std::size_t row = 0;
-  for (const ScheduledSequence& s : st.plan.seqs) {
+  row = 0;
+  for (const ScheduledSequence& s : plan.seqs) {
     if (!s.sample) continue;
+    const std::size_t r = row++;
     Sequence& seq = *s.seq;
-    const std::int32_t token = result.tokens.at(row);
-    seq.append_token(token);
+    if (seq.finished()) continue;
     SeqUpdate& u = out.updates.emplace_back();
     u.request_id = seq.request_id();
     u.index = seq.index();
-    u.token = token;
+    u.token = result.tokens[r];
     if (!result.logprobs.empty() && seq.params().logprobs) {
-      seq.logprobs.push_back(result.logprobs[row]);
-      u.logprobs.push_back(result.logprobs[row]);
+      seq.logprobs.push_back(result.logprobs[r]);
+      u.logprobs.push_back(result.logprobs[r]);
     }
-    ++row;
     // Only stop strings need the text; decoding it every step costs, so only then.
     const bool stop_strings = !seq.params().stop.empty();
     u.finish_reason = check_stop(seq, st.config.eos_token_ids, st.scheduler->config().max_model_len,
@@ -117,27 +154,21 @@ void on_step_done(pointer self, StepResult& result) {
   }
   for (const std::string& id : st.pending_aborts) end_request(st, id, "", out);
   st.pending_aborts.clear();
-  st.busy = false;
+  step_returned(st);
   send_outputs(self, out);
-  step(self);
+  advance(self);
 }
 
-// Starts the next step unless one runs or nothing is left.
-void step(pointer self) {
+// Sends `plan` to the worker; look_ahead: planned before the running step's tokens are back.
+void send_step(pointer self, StepPlan plan, bool look_ahead) {
   auto& st = self->state;
-  if (st.busy || !st.scheduler->has_unfinished()) return;
-  st.plan = st.scheduler->schedule();
-  if (st.plan.empty()) {
-    // The scheduler's admission rules make this unreachable; never spin on it.
-    fail_all(self, "scheduler: requests wait but none can be scheduled");
-    return;
-  }
   ++st.num_steps;
   StepWork work;
   work.step = st.num_steps;
-  prepare_batch(st.plan, st.scheduler->block_manager().block_size(), work.batch);
-  work.sample_seq_ids.reserve(st.plan.seqs.size());
-  for (const ScheduledSequence& s : st.plan.seqs) {
+  work.look_ahead = look_ahead;
+  prepare_batch(plan, st.scheduler->block_manager().block_size(), work.batch);
+  work.sample_seq_ids.reserve(plan.seqs.size());
+  for (const ScheduledSequence& s : plan.seqs) {
     Entry& e = st.seqs.at(s.seq->id());
     if (!e.on_worker) {
       const auto prompt = s.seq->prompt_ids();
@@ -148,13 +179,60 @@ void step(pointer self) {
     if (s.sample) work.sample_seq_ids.push_back(s.seq->id());
   }
   work.released_seq_ids.swap(st.released);
-  st.busy = true;
+  st.in_flight.push_back(std::move(plan));
   self->request(st.worker, caf::infinite, std::move(work))
       .then([self](StepResult& result) { on_step_done(self, result); },
             [self](caf::error& err) {
-              self->state.busy = false;
+              step_returned(self->state);
               fail_all(self, error_text(self->system(), err));
             });
+}
+
+// Whether the step after the running one can be planned now, before its tokens are back: when
+// it is certain to be the running step's decodes again. Every running sequence decodes in the
+// running step, none waits, and the free blocks cover each next decode's new block, so the
+// next plan admits and preempts nothing.
+bool can_look_ahead(const SchedulerState& st) {
+  if (st.in_flight.size() != 1 || st.scheduler->num_waiting() != 0) return false;
+  const int block_size = st.scheduler->block_manager().block_size();
+  std::size_t live = 0;
+  int new_blocks = 0;
+  for (const ScheduledSequence& s : st.in_flight.front().seqs) {
+    if (!s.sample || s.num_new_tokens != 1) return false;
+    const Sequence& seq = *s.seq;
+    if (seq.finished()) continue;
+    ++live;
+    // The next decode writes KV for the token in flight too.
+    if (BlockManager::blocks_for(seq.num_tokens() + 1, block_size) >
+        static_cast<int>(seq.block_ids.size()))
+      ++new_blocks;
+  }
+  return live > 0 && live == st.scheduler->num_running() &&
+         new_blocks <= st.scheduler->block_manager().num_free_blocks();
+}
+
+// Keeps the worker fed: a step when none runs, and the next one while one runs when it can be
+// planned ahead (so the worker never waits for the scheduler to hear back).
+void advance(pointer self) {
+  auto& st = self->state;
+  if (st.in_flight.empty()) {
+    if (!st.scheduler->has_unfinished()) return;
+    StepPlan plan = st.scheduler->schedule();
+    if (plan.empty()) {
+      // The scheduler's admission rules make this unreachable; never spin on it.
+      fail_all(self, "scheduler: requests wait but none can be scheduled");
+      return;
+    }
+    send_step(self, std::move(plan), false);
+  }
+  if (!can_look_ahead(st)) return;
+  for (const ScheduledSequence& s : st.in_flight.front().seqs) {
+    if (s.seq->finished()) continue;
+    s.seq->append_token(kPlaceholderToken);
+    st.seqs.at(s.seq->id()).token_pending = true;
+  }
+  StepPlan plan = st.scheduler->schedule();
+  if (!plan.empty()) send_step(self, std::move(plan), true);
 }
 
 void add(SchedulerState& st, SeqRequest& req) {
@@ -203,13 +281,13 @@ scheduler_actor spawn_scheduler(caf::actor_system& sys, const EngineConfig& conf
               } catch (const std::exception& e) {
                 return runtime_error(e.what());
               }
-              step(self);
+              advance(self);
               return true;
             },
             [self](abort_atom, const std::string& request_id) {
               auto& st = self->state;
               if (st.requests.count(request_id) == 0) return false;
-              if (st.busy) {
+              if (!st.in_flight.empty()) {
                 st.pending_aborts.push_back(request_id);  // its blocks may be in use right now
               } else {
                 StepOutputs out;

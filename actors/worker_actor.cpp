@@ -25,7 +25,6 @@ struct WorkerState {
   std::string load_error;  // why there is no runner
   std::vector<std::int32_t> eos_ids;
   std::unordered_map<std::uint64_t, SampledSeq> seqs;
-  std::vector<SamplerRow> rows;  // reused every step
 };
 
 StepResult run_step(WorkerState& st, StepWork& work) {
@@ -33,29 +32,28 @@ StepResult run_step(WorkerState& st, StepWork& work) {
   for (WorkerSeq& s : work.new_seqs)
     st.seqs.insert_or_assign(s.seq_id, SampledSeq{std::move(s.params), std::move(s.prompt), {},
                                                   std::mt19937_64(s.seed)});
+  if (work.look_ahead)  // one token per row, row order
+    for (std::size_t r = 0; r < work.sample_seq_ids.size(); ++r)
+      work.batch.token_ids[r] = st.seqs.at(work.sample_seq_ids[r]).output.back();
   const std::span<const float> logits = st.runner->execute(work.batch);
   const auto vocab = static_cast<std::size_t>(st.runner->vocab_size());
-  st.rows.clear();
-  std::vector<SampledSeq*> sampled;
-  sampled.reserve(work.sample_seq_ids.size());
-  for (std::size_t r = 0; r < work.sample_seq_ids.size(); ++r) {
-    SampledSeq& s = st.seqs.at(work.sample_seq_ids[r]);
-    st.rows.push_back({logits.subspan(r * vocab, vocab), &s.params, s.prompt, s.output,
-                       st.eos_ids, &s.rng});
-    sampled.push_back(&s);
-  }
-  std::vector<SampledToken> tokens = sample_batch(st.rows);
   StepResult result;
   result.step = work.step;
-  result.tokens.reserve(tokens.size());
-  bool any_logprobs = false;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    sampled[i]->output.push_back(tokens[i].token);
-    result.tokens.push_back(tokens[i].token);
-    any_logprobs = any_logprobs || tokens[i].logprobs.has_value();
+  result.tokens.reserve(work.sample_seq_ids.size());
+  // One row per sequence: appending a row's token right away cannot affect another row.
+  for (std::size_t r = 0; r < work.sample_seq_ids.size(); ++r) {
+    SampledSeq& s = st.seqs.at(work.sample_seq_ids[r]);
+    SampledToken t = sample_row(
+        {logits.subspan(r * vocab, vocab), &s.params, s.prompt, s.output, st.eos_ids, &s.rng});
+    s.output.push_back(t.token);
+    result.tokens.push_back(t.token);
+    if (t.logprobs) {
+      result.logprobs.resize(r);  // the rows before the first asking get empty ones
+      result.logprobs.push_back(std::move(*t.logprobs));
+    } else if (!result.logprobs.empty()) {
+      result.logprobs.emplace_back();
+    }
   }
-  if (any_logprobs)
-    for (SampledToken& t : tokens) result.logprobs.push_back(t.logprobs.value_or(PositionLogprobs{}));
   return result;
 }
 

@@ -12,10 +12,19 @@ namespace {
 
 constexpr float neg_inf = -std::numeric_limits<float>::infinity();
 
+bool below_min_tokens(const SamplerRow& row) {
+  return static_cast<int>(row.output_ids.size()) < row.params->min_tokens;
+}
+
+bool has_penalties(const SamplingParams& params) {
+  return params.repetition_penalty != 1.0 || params.presence_penalty != 0.0 ||
+         params.frequency_penalty != 0.0;
+}
+
 // EOS (unless ignore_eos) and stop ids cannot be sampled before min_tokens.
 void mask_stop_tokens(std::span<float> logits, const SamplerRow& row) {
   const SamplingParams& p = *row.params;
-  if (static_cast<int>(row.output_ids.size()) >= p.min_tokens) return;
+  if (!below_min_tokens(row)) return;
   auto mask = [&](std::int32_t id) {
     if (id >= 0 && static_cast<std::size_t>(id) < logits.size()) logits[id] = neg_inf;
   };
@@ -49,13 +58,22 @@ void normalise(std::vector<double>& probs) {
   for (double& p : probs) p /= total;
 }
 
+// The general path: masks and penalties on a copy of the logits, then greedy or a draw.
+std::int32_t sample_changed_logits(const SamplerRow& row) {
+  const SamplingParams& p = *row.params;
+  std::vector<float> work(row.logits.begin(), row.logits.end());
+  mask_stop_tokens(work, row);
+  apply_penalties(work, p, row.prompt_ids, row.output_ids);
+  return p.greedy() ? argmax(work) : draw(sampling_probs(work, p), *row.rng);
+}
+
 }  // namespace
 
 void apply_penalties(std::span<float> logits, const SamplingParams& params,
                      std::span<const std::int32_t> prompt_ids,
                      std::span<const std::int32_t> output_ids) {
+  if (!has_penalties(params)) return;
   const bool repetition = params.repetition_penalty != 1.0;
-  if (!repetition && params.presence_penalty == 0.0 && params.frequency_penalty == 0.0) return;
   std::unordered_map<std::int32_t, int> output_counts;
   for (std::int32_t id : output_ids) ++output_counts[id];
   if (repetition) {
@@ -141,12 +159,11 @@ PositionLogprobs position_logprobs(std::span<const float> logits, std::int32_t c
 
 SampledToken sample_row(const SamplerRow& row) {
   const SamplingParams& p = *row.params;
-  std::vector<float> work(row.logits.begin(), row.logits.end());
-  mask_stop_tokens(work, row);
-  apply_penalties(work, p, row.prompt_ids, row.output_ids);
-
+  // Without masks or penalties a greedy row's token is the argmax of the model's own row: no
+  // copy (the common decode row).
+  const bool logits_as_is = p.greedy() && !has_penalties(p) && !below_min_tokens(row);
   SampledToken out;
-  out.token = p.greedy() ? argmax(work) : draw(sampling_probs(work, p), *row.rng);
+  out.token = logits_as_is ? argmax(row.logits) : sample_changed_logits(row);
   if (p.logprobs) out.logprobs = position_logprobs(row.logits, out.token, *p.logprobs);
   return out;
 }

@@ -40,6 +40,8 @@ class Sequence {
   int num_prompt_tokens() const { return static_cast<int>(num_prompt_); }
   int num_output_tokens() const { return num_tokens() - num_prompt_tokens(); }
   void append_token(std::int32_t token) { token_ids_.push_back(token); }
+  // Replaces the last token: a placeholder appended before the token it stands for was known.
+  void set_last_token(std::int32_t token) { token_ids_.back() = token; }
 
   // Tokens whose KV is in the cache (or being computed in the step just scheduled).
   int num_computed_tokens = 0;

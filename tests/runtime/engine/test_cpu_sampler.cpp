@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <set>
 #include <vector>
@@ -121,6 +122,32 @@ TEST(CpuSampler, TopK1EqualsGreedy) {
     const auto best = std::max_element(logits.begin(), logits.end()) - logits.begin();
     EXPECT_EQ(sample_row({logits, &top1, {}, {}, {}, &rng}).token, best);
     EXPECT_EQ(sample_row({logits, &greedy, {}, {}, {}, &rng}).token, best);
+  }
+}
+
+// A plain greedy row skips the copy of its logits; rows that take the general path with
+// settings that change nothing (no ids to penalise or mask) must pick the same token, ties and
+// -inf included.
+TEST(CpuSampler, GreedyFastPathEqualsGeneralPath) {
+  std::mt19937_64 gen(7);
+  std::uniform_int_distribution<int> small(-3, 3);  // few values: many ties
+  SamplingParams plain;
+  plain.temperature = 0.0;
+  SamplingParams penalised = plain;
+  penalised.repetition_penalty = 1.3;
+  SamplingParams min_tokens = plain;
+  min_tokens.min_tokens = 5;
+  min_tokens.ignore_eos = true;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<float> logits(64);
+    for (float& l : logits) {
+      const int v = small(gen);
+      l = v == -3 ? -std::numeric_limits<float>::infinity() : static_cast<float>(v);
+    }
+    const std::int32_t fast = sample_row({logits, &plain, {}, {}, {}, nullptr}).token;
+    EXPECT_EQ(fast, std::max_element(logits.begin(), logits.end()) - logits.begin());
+    EXPECT_EQ(sample_row({logits, &penalised, {}, {}, {}, nullptr}).token, fast);
+    EXPECT_EQ(sample_row({logits, &min_tokens, {}, {}, {}, nullptr}).token, fast);
   }
 }
 

@@ -1,0 +1,40 @@
+#pragma once
+// Warp and block reductions in fp32. Included by .cu files only.
+#include <cuda_runtime_api.h>
+
+namespace minivllm::cuda::detail {
+
+inline constexpr unsigned kFullWarp = 0xFFFFFFFFu;
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(kFullWarp, v, offset);
+  return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2)
+    v = fmaxf(v, __shfl_xor_sync(kFullWarp, v, offset));
+  return v;
+}
+
+// Sum of v over the block, returned to every thread. blockDim.x must be a multiple of 32; call it
+// at most once per kernel (it reuses its shared memory without a trailing barrier).
+__device__ __forceinline__ float block_sum(float v) {
+  __shared__ float warp_totals[32];
+  __shared__ float total;
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = warp_sum(v);
+  if (lane == 0) warp_totals[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < blockDim.x / 32 ? warp_totals[lane] : 0.0f;
+    v = warp_sum(v);
+    if (lane == 0) total = v;
+  }
+  __syncthreads();
+  return total;
+}
+
+}  // namespace minivllm::cuda::detail

@@ -1,0 +1,50 @@
+#pragma once
+// Causal attention over the paged KV cache on the GPU: the same computation and layouts as
+// kernels/cpu/attention.hpp, in two kernels. Prefill handles any batch (new tokens of a sequence
+// attend to its cached prefix and to themselves: prompts, chunked prefill, prefix-cache hits, and
+// one-token sequences mixed in); decode is for batches where every sequence has one new token.
+// The new tokens' keys and values must already be in the cache (launch_write_kv).
+// Grouped-query attention: query head h reads KV head h / (num_heads / num_kv_heads).
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include <minivllm/dtype.hpp>
+
+namespace minivllm::cuda {
+
+struct PagedAttentionParams {
+  DType dtype = DType::bf16;            // of q, the caches and out (bf16 or f32)
+  const void* q = nullptr;              // [num_tokens, num_heads, head_dim]
+  const void* key_cache = nullptr;      // [num_blocks, block_size, num_kv_heads, head_dim]
+  const void* value_cache = nullptr;    // same layout
+  const std::int32_t* block_tables = nullptr;  // [num_seqs, max_blocks_per_seq]
+  const std::int32_t* query_start = nullptr;   // [num_seqs + 1]: the sequences' token ranges
+  const std::int32_t* context_lens = nullptr;  // [num_seqs]: cached tokens incl. the new ones
+  std::int64_t num_seqs = 0;
+  // Most new tokens of any sequence (the host knows it from the batch): sizes the prefill grid,
+  // so an understated value leaves later tokens' outputs unwritten.
+  std::int64_t max_query_len = 0;
+  std::int64_t max_blocks_per_seq = 0;
+  std::int64_t num_blocks = 0;
+  std::int64_t block_size = 0;    // 1 .. 256 and beyond
+  std::int64_t num_heads = 0;     // a multiple of num_kv_heads
+  std::int64_t num_kv_heads = 0;
+  std::int64_t head_dim = 0;      // at most 128, a multiple of 16 bytes' worth of elements
+  float scale = 1.0f;             // usually 1 / sqrt(head_dim)
+  void* out = nullptr;            // [num_tokens, num_heads, head_dim]
+};
+
+// New token i (0-based) of a sequence with query_len new tokens sits at position
+// context_len - query_len + i and attends to positions 0..that position; softmax in fp32. All
+// pointers on the device. Bad shapes give cudaErrorInvalidValue. A sequence whose ranges or block
+// table entries are invalid (the CPU reference throws) gets NaN outputs, never reads outside the
+// cache; the caller checks the batch on the host.
+cudaError_t launch_prefill_attention(const PagedAttentionParams& params, cudaStream_t stream);
+
+// The same for a batch where every sequence has one new token, at index query_start[s]; a
+// sequence with none is skipped (padding), one with more gets NaN there. Ignores max_query_len.
+// Its grid depends on num_seqs only.
+cudaError_t launch_decode_attention(const PagedAttentionParams& params, cudaStream_t stream);
+
+}  // namespace minivllm::cuda

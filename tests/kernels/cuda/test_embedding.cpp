@@ -1,0 +1,73 @@
+// The embedding gather against the CPU reference (kernels/cpu/embedding.hpp).
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "gpu_test_support.hpp"
+#include "kernels/cpu/embedding.hpp"
+#include "kernels/cuda/embedding.cuh"
+
+namespace minivllm {
+namespace {
+
+using test::DeviceBuffer;
+
+class EmbeddingKernel : public test::CudaKernelTest {
+ protected:
+  // Gathers `ids` from a random [vocab, dim] table on the GPU; returns the output as f32.
+  std::vector<float> gather(DType dtype, const std::vector<float>& table, std::int64_t vocab,
+                            std::int64_t dim, const std::vector<std::int32_t>& ids) {
+    const auto n = static_cast<std::int64_t>(ids.size());
+    DeviceBuffer d_table = test::upload(table, dtype);
+    DeviceBuffer d_ids = test::upload_raw(ids);
+    DeviceBuffer d_out(static_cast<std::size_t>(n * dim) * dtype_size(dtype));
+    test::poison(d_out);
+    EXPECT_EQ(cuda::launch_embedding(dtype, d_table.get(), vocab, dim, d_ids.as<std::int32_t>(), n,
+                                     d_out.get(), nullptr),
+              cudaSuccess);
+    EXPECT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
+    return test::download(d_out, dtype, static_cast<std::size_t>(n * dim));
+  }
+};
+
+TEST_F(EmbeddingKernel, MatchesReference) {
+  struct Shape {
+    std::int64_t vocab, dim, tokens;
+  };
+  // Qwen3-0.6B's and Llama 3.2 1B's hidden sizes, the tiny models', a one-token batch.
+  for (const Shape s : {Shape{5000, 1024, 300}, Shape{3000, 2048, 77}, Shape{37, 64, 1},
+                        Shape{100, 16, 513}}) {
+    for (DType dtype : test::kElementTypes) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " vocab " + std::to_string(s.vocab) + " dim " +
+                   std::to_string(s.dim) + " tokens " + std::to_string(s.tokens));
+      const auto table = random_values(static_cast<std::size_t>(s.vocab * s.dim), -1, 1, dtype);
+      std::vector<std::int32_t> ids(static_cast<std::size_t>(s.tokens));
+      for (auto& id : ids) id = static_cast<std::int32_t>(random_int(0, s.vocab - 1));
+      ids.front() = static_cast<std::int32_t>(s.vocab - 1);  // the table's last row
+      const auto got = gather(dtype, table, s.vocab, s.dim, ids);
+      std::vector<float> want(got.size());
+      cpu::embedding(table.data(), DType::f32, s.vocab, s.dim, ids.data(), s.tokens, want.data());
+      test::expect_close(got, want, 0.0f, "embedding");
+    }
+  }
+}
+
+TEST_F(EmbeddingKernel, IdOutsideVocabularyGivesNanRow) {
+  const std::int64_t vocab = 50, dim = 32;
+  for (DType dtype : test::kElementTypes) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const auto table = random_values(static_cast<std::size_t>(vocab * dim), -1, 1, dtype);
+    const std::vector<std::int32_t> ids = {3, -1, static_cast<std::int32_t>(vocab), 7};
+    const auto got = gather(dtype, table, vocab, dim, ids);
+    for (std::int64_t d = 0; d < dim; ++d) {
+      EXPECT_EQ(got[d], table[3 * dim + d]);
+      EXPECT_TRUE(std::isnan(got[dim + d]));
+      EXPECT_TRUE(std::isnan(got[2 * dim + d]));
+      EXPECT_EQ(got[3 * dim + d], table[7 * dim + d]);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace minivllm

@@ -10,9 +10,9 @@ cd "$root"
 ninja -C build
 rm -rf .gpu
 mkdir -p .gpu/data
-# Every GPU test and GPU benchmark, the launcher, and the plugins.
-mapfile -t programs < <(find build/tests/kernels/cuda build/benchmarks -maxdepth 1 -type f -perm -u+x \
-                        \( -name 'test_*' -o -name 'gpu_*' \); \
+# Every GPU test (test_cuda_*), GPU benchmark (gpu_*), the launcher, and the plugins.
+mapfile -t programs < <(find build/tests build/benchmarks -type f -perm -u+x \
+                        \( -name 'test_cuda_*' -o -name 'gpu_*' \); \
                         echo build/minivllm; find build/plugins -name '*.so')
 "$tool" .gpu/bundle "${programs[@]}"
 # Tokenizers travel compressed (the device call carries at most 64 MiB).

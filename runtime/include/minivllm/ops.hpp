@@ -1,8 +1,10 @@
 #pragma once
 // The ops a model runs, implemented by a backend (CPU reference now, CUDA later). Plugins reach the
 // shared kernels only through this interface: virtual calls, so a plugin needs no link-time symbol
-// from the runtime. Activations are f32 [num_tokens, features] unless stated; weights are what the
-// WeightLoader returned (bf16 or f32). Shapes are checked; a mismatch throws minivllm::Error.
+// from the runtime. Activations are [num_tokens, features] in the backend's compute dtype (f32 on
+// the CPU; bf16 or f32 on CUDA) unless stated; weights are what the WeightLoader returned. Logits
+// come out f32 on every backend (gather_rows returns f32 and linear keeps its input's dtype).
+// Shapes are checked; a mismatch throws minivllm::Error.
 #include <minivllm/batch.hpp>
 #include <minivllm/tensor.hpp>
 

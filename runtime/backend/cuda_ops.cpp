@@ -1,0 +1,342 @@
+#include "backend/cuda_ops.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include <minivllm/error.hpp>
+
+#include "backend/cuda_check.hpp"
+#include "kernels/cuda/activation.cuh"
+#include "kernels/cuda/convert.cuh"
+#include "kernels/cuda/embedding.cuh"
+#include "kernels/cuda/kv_cache.cuh"
+#include "kernels/cuda/paged_attention.cuh"
+#include "kernels/cuda/rms_norm.cuh"
+#include "kernels/cuda/rope.cuh"
+
+namespace minivllm {
+
+namespace {
+
+void require(bool ok, const std::string& op, const std::string& what) {
+  if (!ok) throw Error("CudaOps::" + op + ": " + what);
+}
+
+std::string describe(const Tensor& t) {
+  return std::string(dtype_name(t.dtype())) + " " + shape_string(t.shape());
+}
+
+// A device tensor of the given dtype and rank.
+void require_device(const Tensor& t, DType dtype, std::size_t rank, const std::string& op,
+                    const char* name) {
+  require(t.device() == Device::cuda, op, std::string(name) + " is not on the GPU");
+  require(t.dtype() == dtype && t.rank() == rank, op,
+          std::string(name) + " must be a " + std::to_string(rank) + "-d " +
+              std::string(dtype_name(dtype)) + " tensor, is " + describe(t));
+}
+
+cudaDataType_t blas_type(DType t) { return t == DType::f32 ? CUDA_R_32F : CUDA_R_16BF; }
+
+}  // namespace
+
+bool CudaOps::device_available() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+CudaOps::CudaOps(DType compute_dtype, int device) : dtype_(compute_dtype), device_(device) {
+  require(dtype_ == DType::bf16 || dtype_ == DType::f32, "CudaOps",
+          "compute dtype must be BF16 or F32, is " + std::string(dtype_name(dtype_)));
+  int count = 0;
+  MV_CUDA_CHECK(cudaGetDeviceCount(&count));
+  require(device_ >= 0 && device_ < count, "CudaOps",
+          "device " + std::to_string(device_) + " outside the " + std::to_string(count) +
+              " visible CUDA devices");
+  MV_CUDA_CHECK(cudaSetDevice(device_));
+  pool_ = cuda::DevicePool::create(device_);
+  MV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  try {
+    MV_CUDA_CHECK(cublasCreate(&blas_));
+    MV_CUDA_CHECK(cublasSetStream(blas_, stream_));
+  } catch (...) {
+    if (blas_ != nullptr) cublasDestroy(blas_);
+    cudaStreamDestroy(stream_);
+    throw;
+  }
+}
+
+CudaOps::~CudaOps() {
+  // Tensors may outlive the ops (their blocks go back to the pool, which they keep alive); the
+  // queued work must finish before the stream goes. No throwing from a destructor.
+  cudaStreamSynchronize(stream_);
+  cublasDestroy(blas_);
+  cudaStreamDestroy(stream_);
+}
+
+Tensor CudaOps::empty(const Shape& shape, DType dtype) {
+  const std::size_t bytes = static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype);
+  auto owner = pool_->allocate(bytes);
+  void* p = owner.get();
+  return {std::move(owner), p, dtype, shape, Device::cuda};
+}
+
+template <class T>
+CudaOps::DeviceArray<T> CudaOps::upload(const std::vector<T>& host) {
+  auto owner = pool_->allocate(host.size() * sizeof(T));
+  // From pageable memory the copy returns once the data is staged: `host` may go right after.
+  if (!host.empty())
+    MV_CUDA_CHECK(cudaMemcpyAsync(owner.get(), host.data(), host.size() * sizeof(T),
+                                  cudaMemcpyHostToDevice, stream_));
+  const auto* data = static_cast<const T*>(owner.get());
+  return {std::move(owner), data};
+}
+
+// t in another dtype (bf16 <-> f32) as a new tensor; t itself when it already is `to`.
+Tensor CudaOps::convert(const Tensor& t, DType to) {
+  if (t.dtype() == to) return t;
+  Tensor out = empty(t.shape(), to);
+  if (t.numel() == 0) return out;
+  if (to == DType::f32)
+    MV_CUDA_CHECK(cuda::launch_bf16_to_f32(t.data_as<std::uint16_t>(), out.data_as<float>(),
+                                           t.numel(), stream_));
+  else
+    MV_CUDA_CHECK(cuda::launch_f32_to_bf16(t.data_as<float>(), out.data_as<std::uint16_t>(),
+                                           t.numel(), stream_));
+  return out;
+}
+
+Tensor CudaOps::from_host(const void* data, DType dtype, const Shape& shape) {
+  require(dtype == DType::bf16 || dtype == DType::f32, "from_host",
+          "only BF16 and F32 tensors are supported, got " + std::string(dtype_name(dtype)));
+  Tensor t = empty(shape, dtype);
+  if (t.nbytes() > 0)
+    MV_CUDA_CHECK(cudaMemcpyAsync(t.data(), data, t.nbytes(), cudaMemcpyHostToDevice, stream_));
+  // In f32 mode bf16 weights are widened once here, so every op runs on one storage dtype.
+  return dtype == DType::bf16 && dtype_ == DType::f32 ? convert(t, DType::f32) : t;
+}
+
+void CudaOps::to_host(const Tensor& t, void* dst) {
+  require(t.device() == Device::cuda, "to_host", "tensor is not on the GPU");
+  if (t.nbytes() > 0)
+    MV_CUDA_CHECK(cudaMemcpyAsync(dst, t.data(), t.nbytes(), cudaMemcpyDeviceToHost, stream_));
+  MV_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+Tensor CudaOps::embedding(const Tensor& table, const Batch& batch) {
+  require_device(table, dtype_, 2, "embedding", "table");
+  const std::int64_t vocab = table.dim(0);
+  for (const std::int32_t id : batch.token_ids)
+    require(id >= 0 && id < vocab, "embedding",
+            "token id " + std::to_string(id) + " outside the vocabulary of " +
+                std::to_string(vocab));
+  Tensor out = empty({batch.num_tokens(), table.dim(1)}, dtype_);
+  if (batch.token_ids.empty()) return out;
+  const auto ids = upload(batch.token_ids);
+  MV_CUDA_CHECK(cuda::launch_embedding(dtype_, table.data(), vocab, table.dim(1), ids.data,
+                                       batch.num_tokens(), out.data(), stream_));
+  return out;
+}
+
+Tensor CudaOps::linear(const Tensor& x, const Tensor& weight) {
+  require(x.device() == Device::cuda && x.rank() == 2 &&
+              (x.dtype() == dtype_ || x.dtype() == DType::f32),
+          "linear", "x must be a 2-d GPU tensor of the compute dtype or F32, is " + describe(x));
+  require_device(weight, dtype_, 2, "linear", "weight");
+  require(x.dim(1) == weight.dim(1), "linear",
+          "x " + shape_string(x.shape()) + " does not match weight " + shape_string(weight.shape()));
+  const std::int64_t m = x.dim(0), out_features = weight.dim(0), in_features = x.dim(1);
+  Tensor y = empty({m, out_features}, x.dtype());
+  if (y.numel() == 0) return y;
+  // An f32 x against bf16 weights (the logits): bf16 inputs, f32 accumulation and output.
+  const Tensor a = convert(x, dtype_);
+  const float alpha = 1.0f, beta = 0.0f;
+  // Row-major y[m, out] = x[m, in] @ W[out, in]^T is column-major y^T = W^T(op T) x^T.
+  MV_CUDA_CHECK(cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(out_features),
+                             static_cast<int>(m), static_cast<int>(in_features), &alpha,
+                             weight.data(), blas_type(dtype_), static_cast<int>(in_features),
+                             a.data(), blas_type(dtype_), static_cast<int>(in_features), &beta,
+                             y.data(), blas_type(y.dtype()), static_cast<int>(out_features),
+                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  return y;
+}
+
+Tensor CudaOps::rms_norm(const Tensor& x, const Tensor& weight, float eps) {
+  require_device(x, dtype_, 2, "rms_norm", "x");
+  require_device(weight, dtype_, 1, "rms_norm", "weight");
+  require(weight.dim(0) == x.dim(1), "rms_norm", "weight does not match x");
+  Tensor out = empty(x.shape(), dtype_);
+  if (x.numel() > 0)
+    MV_CUDA_CHECK(cuda::launch_rms_norm(dtype_, x.data(), weight.data(), out.data(), x.dim(0),
+                                        x.dim(1), eps, stream_));
+  return out;
+}
+
+Tensor CudaOps::add_rms_norm(const Tensor& x, Tensor& residual, const Tensor& weight, float eps) {
+  require_device(x, dtype_, 2, "add_rms_norm", "x");
+  require_device(residual, dtype_, 2, "add_rms_norm", "residual");
+  require_device(weight, dtype_, 1, "add_rms_norm", "weight");
+  require(x.shape() == residual.shape() && weight.dim(0) == x.dim(1), "add_rms_norm",
+          "x, residual and weight do not match");
+  Tensor out = empty(x.shape(), dtype_);
+  if (x.numel() > 0)
+    MV_CUDA_CHECK(cuda::launch_add_rms_norm(dtype_, x.data(), residual.data(), weight.data(),
+                                            out.data(), x.dim(0), x.dim(1), eps, stream_));
+  return out;
+}
+
+void CudaOps::head_rms_norm(Tensor& x, const Tensor& weight, float eps) {
+  require_device(x, dtype_, 2, "head_rms_norm", "x");
+  require_device(weight, dtype_, 1, "head_rms_norm", "weight");
+  const std::int64_t head_dim = weight.dim(0);
+  require(head_dim > 0 && x.dim(1) % head_dim == 0, "head_rms_norm",
+          "x's width is not a multiple of head_dim");
+  if (x.numel() > 0)
+    MV_CUDA_CHECK(cuda::launch_rms_norm(dtype_, x.data(), weight.data(), x.data(),
+                                        x.numel() / head_dim, head_dim, eps, stream_));
+}
+
+void CudaOps::rotary_embedding(Tensor& q, Tensor& k, const Tensor& inv_freq, const Batch& batch) {
+  require_device(q, dtype_, 2, "rotary_embedding", "q");
+  require_device(k, dtype_, 2, "rotary_embedding", "k");
+  require_device(inv_freq, DType::f32, 1, "rotary_embedding", "inv_freq");
+  const std::int64_t head_dim = 2 * inv_freq.dim(0);
+  require(q.dim(0) == batch.num_tokens() && k.dim(0) == batch.num_tokens() &&
+              batch.positions.size() == batch.token_ids.size(),
+          "rotary_embedding", "q, k and batch.positions disagree on the token count");
+  require(head_dim > 0 && q.dim(1) % head_dim == 0 && k.dim(1) % head_dim == 0,
+          "rotary_embedding", "q/k width is not a multiple of head_dim");
+  if (batch.positions.empty()) return;
+  const auto positions = upload(batch.positions);
+  cuda::RotaryParams p;
+  p.dtype = dtype_;
+  p.q = q.data();
+  p.k = k.data();
+  p.positions = positions.data;
+  p.inv_freq = inv_freq.data_as<float>();
+  p.num_tokens = q.dim(0);
+  p.num_heads = q.dim(1) / head_dim;
+  p.num_kv_heads = k.dim(1) / head_dim;
+  p.head_dim = head_dim;
+  MV_CUDA_CHECK(cuda::launch_rotary_embedding(p, stream_));
+}
+
+Tensor CudaOps::silu_and_mul(const Tensor& gate, const Tensor& up) {
+  require_device(gate, dtype_, 2, "silu_and_mul", "gate");
+  require_device(up, dtype_, 2, "silu_and_mul", "up");
+  require(gate.shape() == up.shape(), "silu_and_mul", "gate and up differ in shape");
+  Tensor out = empty(gate.shape(), dtype_);
+  if (gate.numel() > 0)
+    MV_CUDA_CHECK(cuda::launch_silu_and_mul(dtype_, gate.data(), up.data(), out.data(),
+                                            gate.numel(), stream_));
+  return out;
+}
+
+void CudaOps::write_kv(const Tensor& k, const Tensor& v, Tensor& key_cache, Tensor& value_cache,
+                       const Batch& batch) {
+  require_device(k, dtype_, 2, "write_kv", "k");
+  require_device(v, dtype_, 2, "write_kv", "v");
+  require_device(key_cache, dtype_, 4, "write_kv", "key cache");
+  require_device(value_cache, dtype_, 4, "write_kv", "value cache");
+  const std::int64_t width = key_cache.dim(2) * key_cache.dim(3);
+  require(k.shape() == v.shape() && k.dim(1) == width && value_cache.shape() == key_cache.shape(),
+          "write_kv", "k " + shape_string(k.shape()) + " does not fit cache " +
+                          shape_string(key_cache.shape()));
+  require(static_cast<std::int64_t>(batch.slot_mapping.size()) == k.dim(0), "write_kv",
+          "slot_mapping has " + std::to_string(batch.slot_mapping.size()) + " entries for " +
+              std::to_string(k.dim(0)) + " tokens");
+  const std::int64_t num_slots = key_cache.dim(0) * key_cache.dim(1);
+  for (const std::int64_t slot : batch.slot_mapping)  // negative: padding, not cached
+    require(slot < num_slots, "write_kv",
+            "KV slot " + std::to_string(slot) + " past the cache's " + std::to_string(num_slots));
+  if (batch.slot_mapping.empty()) return;
+  const auto slots = upload(batch.slot_mapping);
+  MV_CUDA_CHECK(cuda::launch_write_kv(dtype_, k.data(), v.data(), slots.data, k.dim(0), width,
+                                      key_cache.data(), value_cache.data(), num_slots, stream_));
+}
+
+Tensor CudaOps::paged_attention(const Tensor& q, const Tensor& key_cache,
+                                const Tensor& value_cache, const Batch& batch, float scale) {
+  require_device(q, dtype_, 2, "paged_attention", "q");
+  require_device(key_cache, dtype_, 4, "paged_attention", "key cache");
+  require_device(value_cache, dtype_, 4, "paged_attention", "value cache");
+  const std::int64_t num_blocks = key_cache.dim(0), block_size = key_cache.dim(1);
+  const std::int64_t num_kv_heads = key_cache.dim(2), head_dim = key_cache.dim(3);
+  const std::int64_t num_heads = q.dim(1) / head_dim;
+  require(value_cache.shape() == key_cache.shape() && q.dim(1) % head_dim == 0 &&
+              num_heads % num_kv_heads == 0,
+          "paged_attention",
+          "q " + shape_string(q.shape()) + " does not fit cache " + shape_string(key_cache.shape()));
+  const auto num_seqs = batch.num_seqs();
+  require(q.dim(0) == batch.num_tokens() && num_seqs > 0 && batch.query_start.front() == 0 &&
+              batch.query_start.back() == batch.num_tokens() &&
+              static_cast<std::int32_t>(batch.context_lens.size()) == num_seqs &&
+              batch.block_tables.size() ==
+                  static_cast<std::size_t>(num_seqs) * batch.max_blocks_per_seq,
+          "paged_attention", "batch arrays disagree on token or sequence counts");
+  // The checks the CPU reference makes while it runs: the kernels only write NaN.
+  std::int64_t max_query_len = 0;
+  for (std::int32_t s = 0; s < num_seqs; ++s) {
+    const std::int64_t query_len = batch.query_start[s + 1] - batch.query_start[s];
+    const std::int64_t context_len = batch.context_lens[s];
+    require(query_len >= 0 && context_len >= query_len &&
+                context_len <= batch.max_blocks_per_seq * block_size,
+            "paged_attention", "sequence " + std::to_string(s) + " has query_len " +
+                                   std::to_string(query_len) + " and context_len " +
+                                   std::to_string(context_len));
+    max_query_len = std::max(max_query_len, query_len);
+    const std::int64_t used_blocks = (context_len + block_size - 1) / block_size;
+    for (std::int64_t j = 0; j < used_blocks; ++j) {
+      const std::int32_t block = batch.block_tables[s * batch.max_blocks_per_seq + j];
+      require(block >= 0 && block < num_blocks, "paged_attention",
+              "sequence " + std::to_string(s) + " position " + std::to_string(j * block_size) +
+                  " maps to block " + std::to_string(block) + " outside the cache's " +
+                  std::to_string(num_blocks));
+    }
+  }
+  Tensor out = empty(q.shape(), dtype_);
+  if (q.numel() == 0) return out;
+  const auto block_tables = upload(batch.block_tables);
+  const auto query_start = upload(batch.query_start);
+  const auto context_lens = upload(batch.context_lens);
+  cuda::PagedAttentionParams p;
+  p.dtype = dtype_;
+  p.q = q.data();
+  p.key_cache = key_cache.data();
+  p.value_cache = value_cache.data();
+  p.block_tables = block_tables.data;
+  p.query_start = query_start.data;
+  p.context_lens = context_lens.data;
+  p.num_seqs = num_seqs;
+  p.max_query_len = max_query_len;
+  p.max_blocks_per_seq = batch.max_blocks_per_seq;
+  p.num_blocks = num_blocks;
+  p.block_size = block_size;
+  p.num_heads = num_heads;
+  p.num_kv_heads = num_kv_heads;
+  p.head_dim = head_dim;
+  p.scale = scale;
+  p.out = out.data();
+  const bool all_decode = max_query_len == 1 && batch.num_tokens() == num_seqs;
+  MV_CUDA_CHECK(all_decode ? cuda::launch_decode_attention(p, stream_)
+                           : cuda::launch_prefill_attention(p, stream_));
+  return out;
+}
+
+Tensor CudaOps::gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) {
+  require_device(x, dtype_, 2, "gather_rows", "x");
+  for (const std::int32_t r : rows)
+    require(r >= 0 && r < x.dim(0), "gather_rows",
+            "row " + std::to_string(r) + " outside " + shape_string(x.shape()));
+  const auto n = static_cast<std::int64_t>(rows.size());
+  Tensor out = empty({n, x.dim(1)}, dtype_);
+  if (out.numel() > 0) {
+    const auto ids = upload(rows);
+    MV_CUDA_CHECK(cuda::launch_embedding(dtype_, x.data(), x.dim(0), x.dim(1), ids.data, n,
+                                         out.data(), stream_));
+  }
+  // f32 so that lm_head's GEMM writes f32 logits (see cuda_ops.hpp).
+  return convert(out, DType::f32);
+}
+
+}  // namespace minivllm

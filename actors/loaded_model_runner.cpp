@@ -2,7 +2,7 @@
 
 #include <minivllm/error.hpp>
 
-#include "backend/cpu_ops.hpp"
+#include "backend/make_ops.hpp"
 #include "engine/backend_model_runner.hpp"
 #include "model/kv_cache_alloc.hpp"
 #include "model/load_model.hpp"
@@ -10,35 +10,52 @@
 namespace minivllm {
 namespace {
 
+// cache.num_blocks, or when 0 on a GPU what fits in the device memory left after the weights.
+std::int64_t cache_blocks(const Config& config, const LoadedModel& model) {
+  if (config.cache.num_blocks > 0) return config.cache.num_blocks;
+  const std::int64_t max_model_len = config.model.max_model_len > 0
+                                         ? config.model.max_model_len
+                                         : model.config.max_position_embeddings;
+  return kv_cache_blocks_for_memory(
+      model.model->kv_cache_spec(), config.cache.block_size, kv_cache_dtype(config),
+      free_cuda_memory(), config.cache.gpu_memory_utilization,
+      activation_reserve_bytes(model.config, config.scheduler.max_num_batched_tokens,
+                               config.scheduler.max_num_seqs),
+      max_model_len);
+}
+
 class LoadedModelRunner final : public ModelRunner {
  public:
   explicit LoadedModelRunner(const Config& config)
       : plugins_(PluginRegistry::load(config.runtime.plugin_dirs)),
-        model_(load_model(plugins_, config.model.path, ops_)),
-        runner_(*model_.model, ops_,
-                allocate_kv_cache(ops_, model_.model->kv_cache_spec(), config.cache.num_blocks,
-                                  config.cache.block_size),
+        ops_(make_ops(config)),
+        model_(load_model(plugins_, config.model.path, *ops_)),
+        num_blocks_(cache_blocks(config, model_)),
+        runner_(*model_.model, *ops_,
+                allocate_kv_cache(*ops_, model_.model->kv_cache_spec(), num_blocks_,
+                                  config.cache.block_size, kv_cache_dtype(config)),
                 static_cast<int>(model_.config.vocab_size)) {}
 
+  std::int64_t num_blocks() const { return num_blocks_; }
   int vocab_size() const override { return runner_.vocab_size(); }
   std::span<const float> execute(const Batch& batch) override { return runner_.execute(batch); }
 
  private:
   PluginRegistry plugins_;
-  CpuOps ops_;
+  std::unique_ptr<Ops> ops_;  // before the model and runner, which use it: destroyed after
   LoadedModel model_;
+  std::int64_t num_blocks_;
   BackendModelRunner runner_;
 };
 
 }  // namespace
 
-std::unique_ptr<ModelRunner> load_model_runner(const Config& config) {
-  if (config.runtime.backend != Backend::cpu)
-    throw Error("runtime.backend = \"" + std::string(backend_name(config.runtime.backend)) +
-                "\": the actor runtime runs the cpu backend only so far");
-  if (config.cache.num_blocks <= 0)
+LoadedRunner load_model_runner(const Config& config) {
+  if (config.runtime.backend == Backend::cpu && config.cache.num_blocks <= 0)
     throw Error("cache.num_blocks must be set (> 0) for the cpu backend");
-  return std::make_unique<LoadedModelRunner>(config);
+  auto runner = std::make_unique<LoadedModelRunner>(config);
+  const std::int64_t num_blocks = runner->num_blocks();
+  return {std::move(runner), num_blocks};
 }
 
 }  // namespace minivllm

@@ -1,6 +1,8 @@
 #pragma once
 // A ModelRunner that owns everything behind it: the plugins, the backend, the loaded model and
-// its KV cache, built from a launch Config (CAF-free; the worker builds it on its own thread).
+// its KV cache, built from a launch Config (CAF-free; the worker builds it on its own thread,
+// which then owns the CUDA device when runtime.backend = "cuda").
+#include <cstdint>
 #include <memory>
 
 #include "config/config.hpp"
@@ -8,7 +10,13 @@
 
 namespace minivllm {
 
-// Throws minivllm::Error (bad plugin dir, model, backend not built, cache size not given).
-std::unique_ptr<ModelRunner> load_model_runner(const Config& config);
+struct LoadedRunner {
+  std::unique_ptr<ModelRunner> runner;
+  std::int64_t num_blocks = 0;  // the KV cache's, sized from device memory when config says 0
+};
+
+// Throws minivllm::Error (bad plugin dir, model, backend not built, cache does not fit or, on
+// the cpu backend, size not given).
+LoadedRunner load_model_runner(const Config& config);
 
 }  // namespace minivllm

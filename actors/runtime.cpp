@@ -29,7 +29,12 @@ RuntimeSpec runtime_spec(const Config& config) {
   for (std::int64_t id : model.eos_token_ids)
     spec.engine.eos_token_ids.push_back(static_cast<std::int32_t>(id));
   spec.tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_directory(config.model.path));
-  spec.make_runner = [config] { return load_model_runner(config); };
+  spec.sized_num_blocks = std::make_shared<std::int64_t>(config.cache.num_blocks);
+  spec.make_runner = [config, sized = spec.sized_num_blocks] {
+    LoadedRunner loaded = load_model_runner(config);
+    *sized = loaded.num_blocks;  // read by spawn_runtime after the worker's ready reply
+    return std::move(loaded.runner);
+  };
   return spec;
 }
 
@@ -56,6 +61,8 @@ engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec) {
     self->send_exit(worker, caf::exit_reason::user_shutdown);
     throw Error(error);
   }
+  if (spec.engine.cache.num_blocks == 0 && spec.sized_num_blocks)
+    spec.engine.cache.num_blocks = static_cast<int>(*spec.sized_num_blocks);
   return spawn_engine(sys, spec, vocab_size, std::move(worker));
 }
 

@@ -1,5 +1,7 @@
 #include "model/kv_cache_alloc.hpp"
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include <minivllm/error.hpp>
@@ -19,6 +21,42 @@ KvCacheView allocate_kv_cache(Ops& ops, const KvCacheSpec& spec, std::int64_t nu
     kv.values.push_back(ops.from_host(zeros.data(), dtype, shape));
   }
   return kv;
+}
+
+std::int64_t kv_cache_bytes_per_block(const KvCacheSpec& spec, std::int64_t block_size, DType dtype) {
+  return 2 * spec.num_layers * spec.num_kv_heads * spec.head_dim * block_size *
+         static_cast<std::int64_t>(dtype_size(dtype));
+}
+
+std::int64_t activation_reserve_bytes(const ModelConfig& model, std::int64_t max_num_batched_tokens,
+                                      std::int64_t max_num_seqs) {
+  constexpr std::int64_t f32 = 4;
+  const std::int64_t qkv = (model.num_attention_heads + 2 * model.num_key_value_heads) * model.head_dim;
+  const std::int64_t widest = std::max({model.hidden_size, qkv, 2 * model.intermediate_size});
+  return max_num_batched_tokens * widest * f32 * kActivationBuffers +
+         2 * max_num_seqs * model.vocab_size * f32;
+}
+
+std::int64_t kv_cache_blocks_for_memory(const KvCacheSpec& spec, std::int64_t block_size,
+                                        DType dtype, std::int64_t free_bytes,
+                                        double gpu_memory_utilization, std::int64_t reserve_bytes,
+                                        std::int64_t max_model_len) {
+  const std::int64_t per_block = kv_cache_bytes_per_block(spec, block_size, dtype);
+  if (per_block < 1) throw Error("KV cache: a block of this model takes no memory");
+  const auto budget =
+      static_cast<std::int64_t>(static_cast<double>(free_bytes) * gpu_memory_utilization) - reserve_bytes;
+  const std::int64_t blocks = std::max<std::int64_t>(budget, 0) / per_block;
+  const std::int64_t needed = (max_model_len + block_size - 1) / block_size;
+  constexpr std::int64_t MiB = 1 << 20;
+  if (blocks < needed)
+    throw Error("KV cache: " + std::to_string(free_bytes / MiB) + " MiB free x " +
+                std::to_string(gpu_memory_utilization) + " - " + std::to_string(reserve_bytes / MiB) +
+                " MiB activation reserve fits " + std::to_string(blocks) + " blocks of " +
+                std::to_string(per_block / MiB) + " MiB, fewer than the " + std::to_string(needed) +
+                " one sequence of max_model_len " + std::to_string(max_model_len) +
+                " needs; lower model.max_model_len or scheduler.max_num_batched_tokens, or raise "
+                "cache.gpu_memory_utilization");
+  return blocks;
 }
 
 }  // namespace minivllm

@@ -1,5 +1,6 @@
 #pragma once
 // Everything the runtime's actors need, prepared once (CAF-free).
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -16,6 +17,9 @@ struct RuntimeSpec {
   std::shared_ptr<const Tokenizer> tokenizer;  // null: token-id prompts only, no text
   // Builds the model runner; runs on the worker's own thread. Throws minivllm::Error.
   std::function<std::unique_ptr<ModelRunner>()> make_runner;
+  // Where make_runner leaves the KV cache's block count when engine.cache.num_blocks is 0 (sized
+  // from device memory on the worker); spawn_runtime reads it once the worker is ready.
+  std::shared_ptr<std::int64_t> sized_num_blocks;
 };
 
 // From a launch Config: the model folder's tokenizer and config.json (EOS ids, max_model_len),

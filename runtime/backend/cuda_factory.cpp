@@ -1,0 +1,20 @@
+// make_ops's CUDA half in a build with CUDA.
+#include <cuda_runtime_api.h>
+
+#include "backend/cuda_check.hpp"
+#include "backend/cuda_ops.hpp"
+#include "backend/make_ops.hpp"
+
+namespace minivllm {
+
+std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype) {
+  return std::make_unique<CudaOps>(compute_dtype, 0);
+}
+
+std::int64_t free_cuda_memory() {
+  std::size_t free = 0, total = 0;
+  MV_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return static_cast<std::int64_t>(free);
+}
+
+}  // namespace minivllm

@@ -1,0 +1,25 @@
+#pragma once
+// The one place a launch Config's runtime.backend becomes an Ops. The CUDA half lives in
+// cuda_factory.cpp, or in cuda_factory_none.cpp (a clear error) when built without CUDA.
+#include <cstdint>
+#include <memory>
+
+#include <minivllm/ops.hpp>
+
+#include "config/config.hpp"
+
+namespace minivllm {
+
+// CpuOps, or CudaOps (compute dtype model.dtype, device 0) created on the calling thread, which
+// must be the thread that uses it. Throws minivllm::Error (e.g. cuda in a build without CUDA).
+std::unique_ptr<Ops> make_ops(const Config& config);
+
+// The dtype the backend's KV cache must have: f32 on the CPU, the compute dtype on CUDA.
+DType kv_cache_dtype(const Config& config);
+
+// The CUDA half (cuda_factory*.cpp). make_cuda_ops: a CudaOps on device 0.
+std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype);
+// Free memory of the current CUDA device in bytes (cudaMemGetInfo); call on the ops' thread.
+std::int64_t free_cuda_memory();
+
+}  // namespace minivllm

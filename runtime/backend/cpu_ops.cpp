@@ -6,6 +6,7 @@
 
 #include <minivllm/error.hpp>
 
+#include "backend/batch_checks.hpp"
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/attention.hpp"
 #include "kernels/cpu/embedding.hpp"
@@ -150,16 +151,10 @@ void CpuOps::write_kv(const Tensor& k, const Tensor& v, Tensor& key_cache, Tenso
   require_cache(key_cache, "write_kv");
   require_cache(value_cache, "write_kv");
   const std::int64_t width = key_cache.dim(2) * key_cache.dim(3);
-  require(k.shape() == v.shape() && k.dim(1) == width && value_cache.shape() == key_cache.shape(),
-          "write_kv", "k " + shape_string(k.shape()) + " does not fit cache " +
-                          shape_string(key_cache.shape()));
-  require(static_cast<std::int64_t>(batch.slot_mapping.size()) == k.dim(0), "write_kv",
-          "slot_mapping has " + std::to_string(batch.slot_mapping.size()) + " entries for " +
-              std::to_string(k.dim(0)) + " tokens");
+  const std::int64_t num_slots = check_write_kv("CpuOps", k, v, key_cache, value_cache, batch);
   try {
     cpu::write_kv(k.data_as<float>(), v.data_as<float>(), batch.slot_mapping.data(), k.dim(0),
-                  width, key_cache.data_as<float>(), value_cache.data_as<float>(),
-                  key_cache.dim(0) * key_cache.dim(1));
+                  width, key_cache.data_as<float>(), value_cache.data_as<float>(), num_slots);
   } catch (const std::out_of_range& e) {
     throw Error(std::string("CpuOps::write_kv: ") + e.what());
   }
@@ -170,17 +165,7 @@ Tensor CpuOps::paged_attention(const Tensor& q, const Tensor& key_cache, const T
   require_matrix(q, "paged_attention", "q");
   require_cache(key_cache, "paged_attention");
   require_cache(value_cache, "paged_attention");
-  const std::int64_t num_kv_heads = key_cache.dim(2), head_dim = key_cache.dim(3);
-  const std::int64_t num_heads = q.dim(1) / head_dim;
-  require(q.dim(1) % head_dim == 0 && num_heads % num_kv_heads == 0, "paged_attention",
-          "q " + shape_string(q.shape()) + " does not fit cache " + shape_string(key_cache.shape()));
-  const auto num_seqs = batch.num_seqs();
-  require(q.dim(0) == batch.num_tokens() && num_seqs > 0 &&
-              batch.query_start.back() == batch.num_tokens() &&
-              static_cast<std::int32_t>(batch.context_lens.size()) == num_seqs &&
-              batch.block_tables.size() ==
-                  static_cast<std::size_t>(num_seqs) * batch.max_blocks_per_seq,
-          "paged_attention", "batch arrays disagree on token or sequence counts");
+  const AttentionShape shape = check_paged_attention("CpuOps", q, key_cache, value_cache, batch);
   Tensor out = empty(q.shape(), DType::f32);
   cpu::PagedAttentionArgs args;
   args.q = q.data_as<float>();
@@ -189,13 +174,13 @@ Tensor CpuOps::paged_attention(const Tensor& q, const Tensor& key_cache, const T
   args.block_tables = batch.block_tables.data();
   args.query_start = batch.query_start.data();
   args.context_lens = batch.context_lens.data();
-  args.num_seqs = num_seqs;
+  args.num_seqs = batch.num_seqs();
   args.max_blocks_per_seq = batch.max_blocks_per_seq;
   args.num_blocks = key_cache.dim(0);
   args.block_size = key_cache.dim(1);
-  args.num_heads = num_heads;
-  args.num_kv_heads = num_kv_heads;
-  args.head_dim = head_dim;
+  args.num_heads = shape.num_heads;
+  args.num_kv_heads = key_cache.dim(2);
+  args.head_dim = key_cache.dim(3);
   args.scale = scale;
   args.out = out.data_as<float>();
   try {

@@ -6,6 +6,7 @@
 
 #include <minivllm/error.hpp>
 
+#include "backend/batch_checks.hpp"
 #include "backend/cuda_check.hpp"
 #include "kernels/cuda/activation.cuh"
 #include "kernels/cuda/convert.cuh"
@@ -239,16 +240,7 @@ void CudaOps::write_kv(const Tensor& k, const Tensor& v, Tensor& key_cache, Tens
   require_device(key_cache, dtype_, 4, "write_kv", "key cache");
   require_device(value_cache, dtype_, 4, "write_kv", "value cache");
   const std::int64_t width = key_cache.dim(2) * key_cache.dim(3);
-  require(k.shape() == v.shape() && k.dim(1) == width && value_cache.shape() == key_cache.shape(),
-          "write_kv", "k " + shape_string(k.shape()) + " does not fit cache " +
-                          shape_string(key_cache.shape()));
-  require(static_cast<std::int64_t>(batch.slot_mapping.size()) == k.dim(0), "write_kv",
-          "slot_mapping has " + std::to_string(batch.slot_mapping.size()) + " entries for " +
-              std::to_string(k.dim(0)) + " tokens");
-  const std::int64_t num_slots = key_cache.dim(0) * key_cache.dim(1);
-  for (const std::int64_t slot : batch.slot_mapping)  // negative: padding, not cached
-    require(slot < num_slots, "write_kv",
-            "KV slot " + std::to_string(slot) + " past the cache's " + std::to_string(num_slots));
+  const std::int64_t num_slots = check_write_kv("CudaOps", k, v, key_cache, value_cache, batch);
   if (batch.slot_mapping.empty()) return;
   const auto slots = upload(batch.slot_mapping);
   MV_CUDA_CHECK(cuda::launch_write_kv(dtype_, k.data(), v.data(), slots.data, k.dim(0), width,
@@ -260,40 +252,7 @@ Tensor CudaOps::paged_attention(const Tensor& q, const Tensor& key_cache,
   require_device(q, dtype_, 2, "paged_attention", "q");
   require_device(key_cache, dtype_, 4, "paged_attention", "key cache");
   require_device(value_cache, dtype_, 4, "paged_attention", "value cache");
-  const std::int64_t num_blocks = key_cache.dim(0), block_size = key_cache.dim(1);
-  const std::int64_t num_kv_heads = key_cache.dim(2), head_dim = key_cache.dim(3);
-  const std::int64_t num_heads = q.dim(1) / head_dim;
-  require(value_cache.shape() == key_cache.shape() && q.dim(1) % head_dim == 0 &&
-              num_heads % num_kv_heads == 0,
-          "paged_attention",
-          "q " + shape_string(q.shape()) + " does not fit cache " + shape_string(key_cache.shape()));
-  const auto num_seqs = batch.num_seqs();
-  require(q.dim(0) == batch.num_tokens() && num_seqs > 0 && batch.query_start.front() == 0 &&
-              batch.query_start.back() == batch.num_tokens() &&
-              static_cast<std::int32_t>(batch.context_lens.size()) == num_seqs &&
-              batch.block_tables.size() ==
-                  static_cast<std::size_t>(num_seqs) * batch.max_blocks_per_seq,
-          "paged_attention", "batch arrays disagree on token or sequence counts");
-  // The checks the CPU reference makes while it runs: the kernels only write NaN.
-  std::int64_t max_query_len = 0;
-  for (std::int32_t s = 0; s < num_seqs; ++s) {
-    const std::int64_t query_len = batch.query_start[s + 1] - batch.query_start[s];
-    const std::int64_t context_len = batch.context_lens[s];
-    require(query_len >= 0 && context_len >= query_len &&
-                context_len <= batch.max_blocks_per_seq * block_size,
-            "paged_attention", "sequence " + std::to_string(s) + " has query_len " +
-                                   std::to_string(query_len) + " and context_len " +
-                                   std::to_string(context_len));
-    max_query_len = std::max(max_query_len, query_len);
-    const std::int64_t used_blocks = (context_len + block_size - 1) / block_size;
-    for (std::int64_t j = 0; j < used_blocks; ++j) {
-      const std::int32_t block = batch.block_tables[s * batch.max_blocks_per_seq + j];
-      require(block >= 0 && block < num_blocks, "paged_attention",
-              "sequence " + std::to_string(s) + " position " + std::to_string(j * block_size) +
-                  " maps to block " + std::to_string(block) + " outside the cache's " +
-                  std::to_string(num_blocks));
-    }
-  }
+  const AttentionShape shape = check_paged_attention("CudaOps", q, key_cache, value_cache, batch);
   Tensor out = empty(q.shape(), dtype_);
   if (q.numel() == 0) return out;
   const auto block_tables = upload(batch.block_tables);
@@ -307,17 +266,17 @@ Tensor CudaOps::paged_attention(const Tensor& q, const Tensor& key_cache,
   p.block_tables = block_tables.data;
   p.query_start = query_start.data;
   p.context_lens = context_lens.data;
-  p.num_seqs = num_seqs;
-  p.max_query_len = max_query_len;
+  p.num_seqs = batch.num_seqs();
+  p.max_query_len = shape.max_query_len;
   p.max_blocks_per_seq = batch.max_blocks_per_seq;
-  p.num_blocks = num_blocks;
-  p.block_size = block_size;
-  p.num_heads = num_heads;
-  p.num_kv_heads = num_kv_heads;
-  p.head_dim = head_dim;
+  p.num_blocks = key_cache.dim(0);
+  p.block_size = key_cache.dim(1);
+  p.num_heads = shape.num_heads;
+  p.num_kv_heads = key_cache.dim(2);
+  p.head_dim = key_cache.dim(3);
   p.scale = scale;
   p.out = out.data();
-  const bool all_decode = max_query_len == 1 && batch.num_tokens() == num_seqs;
+  const bool all_decode = shape.max_query_len == 1 && batch.num_tokens() == batch.num_seqs();
   MV_CUDA_CHECK(all_decode ? cuda::launch_decode_attention(p, stream_)
                            : cuda::launch_prefill_attention(p, stream_));
   return out;

@@ -1,0 +1,72 @@
+#include "backend/batch_checks.hpp"
+
+#include <algorithm>
+
+#include <minivllm/error.hpp>
+
+namespace minivllm {
+namespace {
+
+void require(bool ok, const std::string& backend, const char* op, const std::string& what) {
+  if (!ok) throw Error(backend + "::" + op + ": " + what);
+}
+
+}  // namespace
+
+std::int64_t check_write_kv(const std::string& backend, const Tensor& k, const Tensor& v,
+                            const Tensor& key_cache, const Tensor& value_cache,
+                            const Batch& batch) {
+  const std::int64_t width = key_cache.dim(2) * key_cache.dim(3);
+  require(k.shape() == v.shape() && k.dim(1) == width && value_cache.shape() == key_cache.shape(),
+          backend, "write_kv",
+          "k " + shape_string(k.shape()) + " does not fit cache " + shape_string(key_cache.shape()));
+  require(static_cast<std::int64_t>(batch.slot_mapping.size()) == k.dim(0), backend, "write_kv",
+          "slot_mapping has " + std::to_string(batch.slot_mapping.size()) + " entries for " +
+              std::to_string(k.dim(0)) + " tokens");
+  const std::int64_t num_slots = key_cache.dim(0) * key_cache.dim(1);
+  for (const std::int64_t slot : batch.slot_mapping)
+    require(slot < num_slots, backend, "write_kv",
+            "KV slot " + std::to_string(slot) + " past the cache's " + std::to_string(num_slots));
+  return num_slots;
+}
+
+AttentionShape check_paged_attention(const std::string& backend, const Tensor& q,
+                                     const Tensor& key_cache, const Tensor& value_cache,
+                                     const Batch& batch) {
+  const std::int64_t num_blocks = key_cache.dim(0), block_size = key_cache.dim(1);
+  const std::int64_t num_kv_heads = key_cache.dim(2), head_dim = key_cache.dim(3);
+  AttentionShape shape;
+  shape.num_heads = q.dim(1) / head_dim;
+  require(value_cache.shape() == key_cache.shape() && q.dim(1) % head_dim == 0 &&
+              shape.num_heads % num_kv_heads == 0,
+          backend, "paged_attention",
+          "q " + shape_string(q.shape()) + " does not fit cache " + shape_string(key_cache.shape()));
+  const auto num_seqs = batch.num_seqs();
+  require(q.dim(0) == batch.num_tokens() && num_seqs > 0 && batch.query_start.front() == 0 &&
+              batch.query_start.back() == batch.num_tokens() &&
+              static_cast<std::int32_t>(batch.context_lens.size()) == num_seqs &&
+              batch.block_tables.size() ==
+                  static_cast<std::size_t>(num_seqs) * batch.max_blocks_per_seq,
+          backend, "paged_attention", "batch arrays disagree on token or sequence counts");
+  for (std::int32_t s = 0; s < num_seqs; ++s) {
+    const std::int64_t query_len = batch.query_start[s + 1] - batch.query_start[s];
+    const std::int64_t context_len = batch.context_lens[s];
+    require(query_len >= 0 && context_len >= query_len &&
+                context_len <= batch.max_blocks_per_seq * block_size,
+            backend, "paged_attention",
+            "sequence " + std::to_string(s) + " has query_len " + std::to_string(query_len) +
+                " and context_len " + std::to_string(context_len));
+    shape.max_query_len = std::max(shape.max_query_len, query_len);
+    const std::int64_t used_blocks = (context_len + block_size - 1) / block_size;
+    for (std::int64_t j = 0; j < used_blocks; ++j) {
+      const std::int32_t block = batch.block_tables[s * batch.max_blocks_per_seq + j];
+      require(block >= 0 && block < num_blocks, backend, "paged_attention",
+              "sequence " + std::to_string(s) + " position " + std::to_string(j * block_size) +
+                  " maps to block " + std::to_string(block) + " outside the cache's " +
+                  std::to_string(num_blocks));
+    }
+  }
+  return shape;
+}
+
+}  // namespace minivllm

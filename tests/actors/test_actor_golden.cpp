@@ -9,6 +9,7 @@
 #include <minivllm/llm.hpp>
 
 #include "actor_test_support.hpp"
+#include "golden_run.hpp"
 
 namespace minivllm {
 namespace {
@@ -24,27 +25,7 @@ class ActorGolden : public ::testing::TestWithParam<std::string> {
     std::vector<std::string> all = {"model.max_model_len=1024", "scheduler.max_num_seqs=256"};
     all.insert(all.end(), overrides.begin(), overrides.end());
     LLM llm(testing::tiny_config(GetParam(), all));
-    SamplingParams greedy;
-    greedy.temperature = 0.0;
-    greedy.max_tokens = testing::kGoldenNewTokens;
-    greedy.ignore_eos = true;
-    std::vector<std::vector<std::int32_t>> prompts;
-    for (std::size_t p : picks) prompts.push_back(goldens_[p].prompt);
-    const std::vector<RequestOutput> outs = llm.generate(prompts, greedy);
-    EXPECT_EQ(outs.size(), picks.size());
-    for (std::size_t i = 0; i < outs.size(); ++i) {
-      const Golden& g = goldens_[picks[i]];
-      const CompletionOutput& c = outs[i].outputs.at(0);
-      EXPECT_EQ(c.token_ids.size(), static_cast<std::size_t>(testing::kGoldenNewTokens));
-      EXPECT_EQ(testing::head(c.token_ids, g.expected.size()), g.expected)
-          << "request " << i << " (golden prompt " << picks[i] << ")";
-      EXPECT_EQ(c.finish_reason, FinishReason::length);
-    }
-    const EngineStats stats = llm.stats();
-    EXPECT_EQ(stats.invariant_violation, "");
-    EXPECT_EQ(stats.num_free_blocks, stats.num_blocks);
-    EXPECT_EQ(stats.num_running + stats.num_waiting, 0u);
-    return stats;
+    return testing::expect_goldens(llm, goldens_, picks, GetParam());
   }
 
   std::vector<Golden> goldens_;

@@ -10,6 +10,7 @@
 #include <minivllm/llm.hpp>
 
 #include "actor_test_support.hpp"
+#include "golden_run.hpp"
 #include "backend/cuda_ops.hpp"
 
 namespace minivllm {
@@ -23,7 +24,7 @@ class CudaEngine : public ::testing::Test {
     if (!CudaOps::device_available()) GTEST_SKIP() << "no CUDA device visible to this process";
   }
 
-  // Runs prompts[i] at once on tiny-qwen3 on the GPU in `dtype`; checks each against want[i].
+  // Runs goldens[picks[i]] at once on tiny-qwen3 on the GPU in `dtype`.
   static void run(const std::string& dtype, const std::vector<testing::Golden>& goldens,
                   const std::vector<std::size_t>& picks) {
     // A small utilization: the tiny model needs little and the cache is zeroed through the host.
@@ -31,23 +32,8 @@ class CudaEngine : public ::testing::Test {
                                  {"runtime.backend=\"cuda\"", "model.dtype=\"" + dtype + "\"",
                                   "model.max_model_len=1024", "scheduler.max_num_seqs=256",
                                   "cache.num_blocks=0", "cache.gpu_memory_utilization=0.02"}));
-    SamplingParams greedy;
-    greedy.temperature = 0.0;
-    greedy.max_tokens = testing::kGoldenNewTokens;
-    greedy.ignore_eos = true;
-    std::vector<std::vector<std::int32_t>> prompts;
-    for (std::size_t p : picks) prompts.push_back(goldens[p].prompt);
-    const std::vector<RequestOutput> outs = llm.generate(prompts, greedy);
-    ASSERT_EQ(outs.size(), picks.size());
-    for (std::size_t i = 0; i < outs.size(); ++i) {
-      const std::vector<std::int32_t>& want = goldens[picks[i]].expected;
-      EXPECT_EQ(testing::head(outs[i].outputs.at(0).token_ids, want.size()), want)
-          << dtype << " request " << i << " (golden prompt " << picks[i] << ")";
-    }
-    const EngineStats stats = llm.stats();
+    const EngineStats stats = testing::expect_goldens(llm, goldens, picks, dtype);
     EXPECT_GT(stats.num_blocks, 0u);
-    EXPECT_EQ(stats.invariant_violation, "");
-    EXPECT_EQ(stats.num_free_blocks, stats.num_blocks);
   }
 };
 

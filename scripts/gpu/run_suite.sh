@@ -7,17 +7,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
 out=${OUT:-/tmp/gpu-out}
 logs=$(mktemp -d)
-mkdir -p "$out" data
-source .gpu/bundle/env.sh
-tar -C data -xJf .gpu/data/tokenizers.tar.xz
-# The tiny demo models, as scripts/setup.sh makes them (tests read data/models/tiny-*).
-for pair in tiny-qwen3:qwen3 tiny-llama3:llama3; do
-  model=${pair%%:*} family=${pair##*:}
-  .gpu/bundle/bin/minivllm checkpoint --hf-config "configs/models/$model.json" --out "data/models/$model" >/dev/null
-  cp "data/tokenizers/$family/tokenizer.json" "data/tokenizers/$family/tokenizer_config.json" "data/models/$model/"
-done
-export MINIVLLM_TEST_DATA="$root/tests/data" MINIVLLM_DATA="$root/data"
-export MINIVLLM_BIN="$root/.gpu/bundle/bin/minivllm" MINIVLLM_PLUGIN_DIR="$root/.gpu/bundle/bin"
+mkdir -p "$out"
+source scripts/gpu/prepare.sh
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"
 
 passed=0 failed=0 skipped=0

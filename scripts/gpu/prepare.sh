@@ -1,0 +1,15 @@
+# Sourced by the scripts/gpu/run_*.sh scripts on the GPU machine, from the repository root, after
+# scripts/gpu/bundle.sh packaged .gpu/: unpacks the tokenizers, makes the tiny demo models the way
+# scripts/setup.sh does, and exports what the tests read.
+source .gpu/bundle/env.sh
+mkdir -p data
+tar -C data -xJf .gpu/data/tokenizers.tar.xz
+# make_model NAME FAMILY: random-v1 checkpoint of configs/models/NAME.json with its tokenizer.
+make_model() {
+  .gpu/bundle/bin/minivllm checkpoint --hf-config "configs/models/$1.json" --out "data/models/$1" >/dev/null
+  cp "data/tokenizers/$2/tokenizer.json" "data/tokenizers/$2/tokenizer_config.json" "data/models/$1/"
+}
+make_model tiny-qwen3 qwen3
+make_model tiny-llama3 llama3
+export MINIVLLM_TEST_DATA="$PWD/tests/data" MINIVLLM_DATA="$PWD/data"
+export MINIVLLM_BIN="$PWD/.gpu/bundle/bin/minivllm" MINIVLLM_PLUGIN_DIR="$PWD/.gpu/bundle/bin"

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Run on the GPU machine, from the repository root, after scripts/gpu/bundle.sh packaged .gpu/:
+# the end-to-end benchmarks on the Qwen3-0.6B-shaped checkpoint (configs/qwen3-0.6b-h200.toml).
+# $OUT (or /tmp/gpu-out) gets bench-throughput.json, bench-latency.json and bench.log.
+#   scripts/gpu/run_bench.sh [--set k=v]...   (extra settings for every run)
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+out=${OUT:-/tmp/gpu-out}
+mkdir -p "$out"
+source scripts/gpu/prepare.sh
+make_model qwen3-0.6b qwen3
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"
+config=(--config configs/qwen3-0.6b-h200.toml --set "runtime.plugin_dirs=[\"$MINIVLLM_PLUGIN_DIR\"]"
+        --set model.path=data/models/qwen3-0.6b "$@")
+{
+  "$MINIVLLM_BIN" bench throughput "${config[@]}" --workload benchmarks/throughput-256.json \
+    --output "$out/bench-throughput.json"
+  "$MINIVLLM_BIN" bench latency "${config[@]}" --output "$out/bench-latency.json"
+  "$MINIVLLM_BIN" bench latency "${config[@]}" --concurrency 1 --prompt-len 1024 --max-tokens 1 \
+    --output "$out/bench-ttft-1024.json"
+} 2>&1 | tee "$out/bench.log"

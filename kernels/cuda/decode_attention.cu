@@ -1,8 +1,22 @@
-// Decode attention over the paged KV cache: a block per (sequence, KV head, up to 4 heads of its
-// group); the group's heads share each key read. The block's 8 warps split the context 32 keys at
-// a time, each keeping its own online softmax, and merge at the end. Not tuned: a split-K kernel
-// (several blocks per sequence for long contexts) replaces it later.
+// Decode attention over the paged KV cache, split-K ("flash decoding"): a block of threads per
+// (sequence, KV head, up to kMaxRows heads of its group, split of the context). The group's query
+// heads share every key and value read. Long contexts in small batches are cut into several
+// splits so that the whole GPU streams the cache; each split writes a partial softmax state
+// (max, sum, unnormalized output) to the workspace and a second small kernel merges them. A
+// sequence whose context fits in one split is written directly, and with one split for all the
+// merge is skipped. kernels/cuda/decode_attention.md has the design's figures.
+//
+// Inside a block each warp streams its own keys: a key's row (head_dim elements) is spread over
+// `lanes_per_key` lanes, 16 bytes each, so a warp reads 32 / lanes_per_key keys per pass and
+// kPassesPerStep passes per step. Steps go through a per-warp shared-memory ring by cp.async,
+// kStages - 1 steps ahead of the math (each lane reads back only what it copied, so the warp
+// needs no barrier). Every lane keeps its own online softmax (in base 2, fp32) over the keys it
+// saw; warps and lanes merge once at the end.
+#include <algorithm>
+#include <cmath>
+
 #include "kernels/cuda/detail/attention_warp.cuh"
+#include "kernels/cuda/detail/cp_async.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 
 namespace minivllm::cuda {
@@ -10,88 +24,503 @@ namespace {
 
 using namespace detail;
 
-constexpr int kWarps = 8;
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr int kCtasPerSm = 4;        // what the launch bounds allow (registers: up to 128)
+constexpr int kPassesPerStep = 4;
+constexpr int kStages = 2;
+constexpr int kMaxRows = 4;          // query heads per block; larger groups take several blocks
+constexpr int kMergeWarps = 4;
+constexpr int kMaxSplits = 64;
+// A split streams at least this many bytes of keys and values: its fixed costs (loading the
+// query, the first table and key round trips, the merge) stay small beside it.
+constexpr std::int64_t kMinSplitBytes = 128 << 10;
+constexpr float kLog2e = 1.4426950408889634f;
 
-template <class T>
-__global__ void __launch_bounds__(kWarps * 32) decode_attention_kernel(PagedAttentionParams p) {
-  __shared__ __align__(16) float q_rows[kRowsPerWarp * kMaxHeadDim];
-  __shared__ float part_max[kWarps][kRowsPerWarp];
-  __shared__ float part_sum[kWarps][kRowsPerWarp];
-  __shared__ float part_acc[kWarps][kRowsPerWarp][kMaxHeadDim];
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const std::int64_t seq = blockIdx.x, kv_head = blockIdx.y;
-  const std::int64_t group = p.num_heads / p.num_kv_heads;
-  const std::int64_t first_group_head = blockIdx.z * std::int64_t{kRowsPerWarp};
+// How a launch cuts the work; the same on the host and in both kernels.
+struct DecodePlan {
+  int lanes_per_key_log2 = 0;
+  int keys_per_step = 0;          // one warp's step
+  int head_chunks = 1;            // blocks per KV head: ceil(group / rows per block)
+  int num_splits = 1;
+  std::int64_t keys_per_split = 0;  // a multiple of kWarps * keys_per_step
+  bool block_aligned = false;     // a step never crosses a cache block
+  int block_shift = -1;           // log2(block_size) when a power of two
+  float* partial_acc = nullptr;   // [num_seqs, num_heads, num_splits, head_dim]
+  float* partial_max_sum = nullptr;  // [num_seqs, num_heads, num_splits, 2]
+};
+
+// The splits a sequence uses: 1 for one that is invalid (its only block writes NaN).
+__device__ __forceinline__ int splits_of(bool valid, std::int32_t context_len,
+                                         const DecodePlan& plan) {
+  return valid ? static_cast<int>((context_len + plan.keys_per_split - 1) / plan.keys_per_split)
+               : 1;
+}
+
+struct DecodeSeq {
+  std::int32_t token;
+  std::int32_t context_len;
+  bool has_token;  // false: padding, nothing to write
+  bool valid;      // false: its outputs are NaN
+};
+
+__device__ __forceinline__ DecodeSeq decode_seq(const PagedAttentionParams& p, std::int64_t seq) {
   const std::int32_t token = p.query_start[seq];
   const std::int32_t query_len = p.query_start[seq + 1] - token;
   const std::int32_t context_len = p.context_lens[seq];
-  if (query_len <= 0) return;  // no new token to write (the whole block)
-  const bool valid = query_len == 1 && context_len >= 1 && valid_ranges(query_len, context_len, p);
+  return {token, context_len, query_len > 0,
+          query_len == 1 && context_len >= 1 && valid_ranges(query_len, context_len, p)};
+}
+
+// 16 bytes of T as f32.
+__device__ __forceinline__ void unpack(const uint4& raw, float (&out)[4]) {
+  out[0] = __uint_as_float(raw.x);
+  out[1] = __uint_as_float(raw.y);
+  out[2] = __uint_as_float(raw.z);
+  out[3] = __uint_as_float(raw.w);
+}
+__device__ __forceinline__ void unpack(const uint4& raw, float (&out)[8]) {
+  const unsigned words[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {  // bf16 is the high half of an f32; element 0 is the low half
+    out[2 * i] = __uint_as_float(words[i] << 16);
+    out[2 * i + 1] = __uint_as_float(words[i] & 0xFFFF0000u);
+  }
+}
+
+// Folds softmax state (other_max, other_sum, other_acc) into (max, sum, acc); base-2 exponents.
+template <int kVec>
+__device__ __forceinline__ void merge_state(float& max, float& sum, float (&acc)[kVec],
+                                            float other_max, float other_sum,
+                                            const float (&other_acc)[kVec]) {
+  const float new_max = fmaxf(max, other_max);
+  const float base = new_max == -INFINITY ? 0.0f : new_max;  // both saw no key: weights 0
+  const float w = exp2f(max - base), w_other = exp2f(other_max - base);
+  sum = sum * w + other_sum * w_other;
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) acc[e] = acc[e] * w + other_acc[e] * w_other;
+  max = new_max;
+}
+
+template <class T, int kRows>
+__global__ void __launch_bounds__(kThreads, kCtasPerSm)
+    decode_split_kernel(PagedAttentionParams p, DecodePlan plan) {
+  constexpr int kVec = kVecElems<T>;
+  // Per warp and stage: each pass's keys and values, a 16-byte piece per lane.
+  __shared__ uint4 ring[kWarps][kStages][kPassesPerStep][2][32];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const std::int64_t units_per_seq = p.num_kv_heads * plan.head_chunks;
+  const std::int64_t seq = blockIdx.x / units_per_seq;
+  const std::int64_t kv_head = blockIdx.x % units_per_seq / plan.head_chunks;
+  const int chunk = static_cast<int>(blockIdx.x % plan.head_chunks);
+  const int split = static_cast<int>(blockIdx.y);
+
+  // This lane's piece of a key row, and which key of a pass it reads.
   const int head_dim = static_cast<int>(p.head_dim);
-  const int rows = static_cast<int>(min(std::int64_t{kRowsPerWarp}, group - first_group_head));
-  // Row r is query head kv_head * group + first_group_head + r of the token.
-  const std::int64_t out_offset =
-      (std::int64_t{token} * p.num_heads + kv_head * group + first_group_head) * head_dim;
+  const int lanes_per_key = 1 << plan.lanes_per_key_log2;
+  const int dim0 = (lane & (lanes_per_key - 1)) * kVec;
+  const bool has_dims = dim0 < head_dim;
+  const int key_lane = lane >> plan.lanes_per_key_log2;
+  const int keys_per_pass = 32 >> plan.lanes_per_key_log2;
 
-  const T* q = static_cast<const T*>(p.q);
-  for (int i = threadIdx.x; i < kRowsPerWarp * head_dim; i += blockDim.x)
-    q_rows[i] = i < rows * head_dim ? to_float(q[out_offset + i]) : 0.0f;
-  __syncthreads();
-
-  std::int32_t row_pos[kRowsPerWarp];
+  // Where the warp's steps start does not depend on the context length: the first steps' block
+  // table entries load alongside it.
+  const std::int32_t* block_table = p.block_tables + seq * p.max_blocks_per_seq;
+  const std::int64_t table_keys = p.max_blocks_per_seq * p.block_size;  // keys the row covers
+  const auto block_size = static_cast<std::int32_t>(p.block_size);
+  const int step_stride = kWarps * plan.keys_per_step;
+  const auto key_begin = static_cast<std::int32_t>(split * plan.keys_per_split);
+  const std::int32_t warp_begin = key_begin + warp * plan.keys_per_step;
+  const auto block_of = [&](std::int32_t key) {
+    return plan.block_shift >= 0 ? key >> plan.block_shift : key / block_size;
+  };
+  const auto offset_in_block = [&](std::int32_t key) {
+    return plan.block_shift >= 0 ? key & (block_size - 1) : key % block_size;
+  };
+  // The cache blocks of step j's keys (one lookup for all passes when a step stays in a block).
+  // Entries past the context are inside the table too: read, never used.
+  const auto lookup = [&](int j, std::int32_t (&blocks)[kPassesPerStep]) {
+    const std::int32_t start = warp_begin + j * step_stride;
+    if (plan.block_aligned) {
+      const std::int32_t b = start < table_keys ? block_table[block_of(start)] : 0;
 #pragma unroll
-  for (int r = 0; r < kRowsPerWarp; ++r) row_pos[r] = valid && r < rows ? context_len - 1 : -1;
-  const std::int32_t num_keys = valid ? context_len : 0;
-  const PagedKv<T> kv = paged_kv<T>(p, seq, kv_head);
-  RowsState st;
-  for (std::int32_t tile = warp * kKeysPerTile; tile < num_keys; tile += kWarps * kKeysPerTile)
-    attend_key_tile(kv, q_rows, row_pos, tile, num_keys, p.scale, st);
-
-#pragma unroll
-  for (int r = 0; r < kRowsPerWarp; ++r) {
-    if (lane == 0) {
-      part_max[warp][r] = st.max[r];
-      part_sum[warp][r] = st.sum[r];
+      for (int u = 0; u < kPassesPerStep; ++u) blocks[u] = b;
+      return;
     }
 #pragma unroll
-    for (int j = 0; j < kDimsPerLane; ++j) {
-      const int d = lane + 32 * j;
-      if (d < head_dim) part_acc[warp][r][d] = st.acc[r][j];
+    for (int u = 0; u < kPassesPerStep; ++u) {
+      const std::int32_t key = start + u * keys_per_pass + key_lane;
+      blocks[u] = key < table_keys ? block_table[block_of(key)] : 0;
+    }
+  };
+  std::int32_t first_blocks[kStages][kPassesPerStep];
+#pragma unroll
+  for (int j = 0; j < kStages; ++j) lookup(j, first_blocks[j]);
+
+  const DecodeSeq s = decode_seq(p, seq);
+  if (!s.has_token) return;
+  const int seq_splits = splits_of(s.valid, s.context_len, plan);
+  if (split >= seq_splits) return;  // the context ends before this split
+  const std::int64_t split_end = key_begin + plan.keys_per_split;
+  const std::int32_t key_end =
+      !s.valid ? key_begin
+               : (s.context_len < split_end ? s.context_len : static_cast<std::int32_t>(split_end));
+
+  const int group = static_cast<int>(p.num_heads / p.num_kv_heads);
+  const std::int64_t first_head = kv_head * group + chunk * kMaxRows;
+  const int rows = min(kRows, group - chunk * kMaxRows);
+  const std::int64_t q_offset = (std::int64_t{s.token} * p.num_heads + first_head) * head_dim;
+  // Scores come out in base 2: q carries scale * log2(e).
+  float q[kRows][kVec];
+  {
+    const T* q_ptr = static_cast<const T*>(p.q) + q_offset + dim0;
+    const float q_scale = p.scale * kLog2e;
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+#pragma unroll
+      for (int e = 0; e < kVec; ++e)
+        q[r][e] = r < rows && has_dims ? to_float(q_ptr[r * head_dim + e]) * q_scale : 0.0f;
+  }
+
+  const T* key_cache = static_cast<const T*>(p.key_cache) + kv_head * head_dim + dim0;
+  const T* value_cache = static_cast<const T*>(p.value_cache) + kv_head * head_dim + dim0;
+  const std::int64_t row_stride = p.num_kv_heads * p.head_dim;
+  const int num_steps =
+      key_end > warp_begin ? (key_end - warp_begin + step_stride - 1) / step_stride : 0;
+  bool bad = false;  // a block table entry outside the cache
+
+  // Queues step j's keys and values into its stage of the ring (zeros past the split's end).
+  const std::int64_t pass_stride = keys_per_pass * row_stride;
+  const auto issue = [&](int j, const std::int32_t (&blocks)[kPassesPerStep]) {
+    const std::int32_t start = warp_begin + j * step_stride;
+    if (start < key_end) {
+      std::int64_t offsets[kPassesPerStep];  // of pass u's key piece, 0 where nothing is loaded
+      bool load[kPassesPerStep];
+      if (plan.block_aligned) {
+        const bool in_cache = blocks[0] >= 0 && blocks[0] < p.num_blocks;
+        bad |= !in_cache;
+        const std::int64_t first =
+            (std::int64_t{blocks[0]} * block_size + offset_in_block(start) + key_lane) *
+            row_stride;
+#pragma unroll
+        for (int u = 0; u < kPassesPerStep; ++u) {
+          load[u] = in_cache && has_dims && start + u * keys_per_pass + key_lane < key_end;
+          offsets[u] = load[u] ? first + u * pass_stride : 0;
+        }
+      } else {
+#pragma unroll
+        for (int u = 0; u < kPassesPerStep; ++u) {
+          const std::int32_t key = start + u * keys_per_pass + key_lane;
+          const bool in_split = key < key_end;
+          const bool in_cache = blocks[u] >= 0 && blocks[u] < p.num_blocks;
+          bad |= in_split && !in_cache;
+          load[u] = in_split && in_cache && has_dims;
+          offsets[u] =
+              load[u] ? (std::int64_t{blocks[u]} * block_size + offset_in_block(key)) * row_stride
+                      : 0;
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kPassesPerStep; ++u) {
+        uint4* dst = ring[warp][j % kStages][u][0] + lane;
+        cp_async_16(dst, key_cache + offsets[u], load[u]);
+        cp_async_16(dst + 32, value_cache + offsets[u], load[u]);
+      }
+    }
+    cp_async_commit();  // even when empty: the wait below counts groups
+  };
+
+  float row_max[kRows], row_sum[kRows], acc[kRows][kVec];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    row_max[r] = -INFINITY;
+    row_sum[r] = 0.0f;
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) acc[r][e] = 0.0f;
+  }
+
+  // Step j: scores of its keys, then the online softmax and prob . V.
+  const auto attend = [&](int j) {
+    const std::int32_t start = warp_begin + j * step_stride;
+    const uint4(&stage)[kPassesPerStep][2][32] = ring[warp][j % kStages];
+    float score[kPassesPerStep][kRows];
+#pragma unroll
+    for (int u = 0; u < kPassesPerStep; ++u) {
+      float k[kVec];
+      unpack(stage[u][0][lane], k);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        float dot = 0.0f;
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) dot = fmaf(q[r][e], k[e], dot);
+        score[u][r] = dot;
+      }
+    }
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+      if (offset >= lanes_per_key) continue;  // warp-uniform
+#pragma unroll
+      for (int u = 0; u < kPassesPerStep; ++u)
+#pragma unroll
+        for (int r = 0; r < kRows; ++r)
+          score[u][r] += __shfl_xor_sync(kFullWarp, score[u][r], offset);
+    }
+#pragma unroll
+    for (int u = 0; u < kPassesPerStep; ++u) {
+      if (start + u * keys_per_pass + key_lane >= key_end)
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) score[u][r] = -INFINITY;
+    }
+    float prob[kPassesPerStep][kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      float new_max = row_max[r];
+#pragma unroll
+      for (int u = 0; u < kPassesPerStep; ++u) new_max = fmaxf(new_max, score[u][r]);
+      const float base = new_max == -INFINITY ? 0.0f : new_max;  // no key yet: weights 0
+      const float rescale = exp2f(row_max[r] - base);
+      float sum = 0.0f;
+#pragma unroll
+      for (int u = 0; u < kPassesPerStep; ++u) {
+        prob[u][r] = exp2f(score[u][r] - base);
+        sum += prob[u][r];
+      }
+      row_sum[r] = row_sum[r] * rescale + sum;
+      row_max[r] = new_max;
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) acc[r][e] *= rescale;
+    }
+#pragma unroll
+    for (int u = 0; u < kPassesPerStep; ++u) {
+      float v[kVec];
+      unpack(stage[u][1][lane], v);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) acc[r][e] = fmaf(prob[u][r], v[e], acc[r][e]);
+    }
+  };
+
+  // The pipeline: step j + kStages - 1 is queued and step j + kStages's table entries loaded
+  // while step j is attended.
+#pragma unroll
+  for (int j = 0; j < kStages - 1; ++j) issue(j, first_blocks[j]);
+  std::int32_t blocks[kPassesPerStep];
+#pragma unroll
+  for (int u = 0; u < kPassesPerStep; ++u) blocks[u] = first_blocks[kStages - 1][u];
+  for (int j = 0; j < num_steps; ++j) {
+    issue(j + kStages - 1, blocks);
+    lookup(j + kStages, blocks);
+    cp_async_wait<kStages - 1>();
+    attend(j);
+  }
+  cp_async_wait<0>();
+
+  // Merge the warp's key lanes (lanes with the same dims hold different keys' states).
+  for (int offset = lanes_per_key; offset < 32; offset *= 2) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      float other_acc[kVec];
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) other_acc[e] = __shfl_xor_sync(kFullWarp, acc[r][e], offset);
+      const float other_max = __shfl_xor_sync(kFullWarp, row_max[r], offset);
+      const float other_sum = __shfl_xor_sync(kFullWarp, row_sum[r], offset);
+      merge_state(row_max[r], row_sum[r], acc[r], other_max, other_sum, other_acc);
     }
   }
-  const bool bad = __syncthreads_or(st.bad || !valid);
 
-  // Merge the warps' softmax states: a thread per (row, dim).
+  // Merge the warps through shared memory (the ring, now drained).
+  __syncthreads();
+  float* staged_acc = reinterpret_cast<float*>(ring);  // [kWarps][kRows][kMaxHeadDim]
+  float* staged_max = staged_acc + kWarps * kRows * kMaxHeadDim;  // [kWarps][kRows]
+  float* staged_sum = staged_max + kWarps * kRows;                // [kWarps][kRows]
+  if (key_lane == 0 && has_dims) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) staged_acc[(warp * kRows + r) * kMaxHeadDim + dim0 + e] =
+          acc[r][e];
+  }
+  if (lane == 0) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      staged_max[warp * kRows + r] = row_max[r];
+      staged_sum[warp * kRows + r] = row_sum[r];
+    }
+  }
+  bad = __syncthreads_or(bad);
+
   T* out = static_cast<T*>(p.out);
-  for (int i = threadIdx.x; i < rows * head_dim; i += blockDim.x) {
+  for (int i = threadIdx.x; i < rows * head_dim; i += kThreads) {
     const int r = i / head_dim, d = i % head_dim;
     float max_all = -INFINITY;
-    for (int w = 0; w < kWarps; ++w) max_all = fmaxf(max_all, part_max[w][r]);
-    float sum = 0.0f, acc = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) max_all = fmaxf(max_all, staged_max[w * kRows + r]);
+    const float base = max_all == -INFINITY ? 0.0f : max_all;
+    float sum = 0.0f, value = 0.0f;
+#pragma unroll
     for (int w = 0; w < kWarps; ++w) {
-      if (part_max[w][r] == -INFINITY) continue;  // the warp saw no key
-      const float weight = expf(part_max[w][r] - max_all);
-      sum += part_sum[w][r] * weight;
-      acc += part_acc[w][r][d] * weight;
+      const float weight = exp2f(staged_max[w * kRows + r] - base);
+      sum += staged_sum[w * kRows + r] * weight;
+      value += staged_acc[(w * kRows + r) * kMaxHeadDim + d] * weight;
     }
-    out[out_offset + i] = from_float<T>(bad ? NAN : acc / sum);
+    if (seq_splits == 1) {
+      out[q_offset + i] = from_float<T>(bad || !s.valid ? NAN : value / sum);
+    } else {
+      const std::int64_t partial = (seq * p.num_heads + first_head + r) * plan.num_splits + split;
+      plan.partial_acc[partial * head_dim + d] = bad ? NAN : value;
+      if (d == 0) {
+        plan.partial_max_sum[2 * partial] = max_all;
+        plan.partial_max_sum[2 * partial + 1] = bad ? NAN : sum;
+      }
+    }
   }
+}
+
+// Merges the splits' partial states of sequences that used more than one: a warp per
+// (sequence, query head), 4 dims per lane.
+template <class T>
+__global__ void __launch_bounds__(kMergeWarps * 32)
+    decode_merge_kernel(PagedAttentionParams p, DecodePlan plan) {
+  const int lane = threadIdx.x % 32;
+  const std::int64_t row = blockIdx.x * std::int64_t{kMergeWarps} + threadIdx.x / 32;
+  if (row >= p.num_seqs * p.num_heads) return;
+  const std::int64_t seq = row / p.num_heads, head = row % p.num_heads;
+  const DecodeSeq s = decode_seq(p, seq);
+  if (!s.has_token) return;
+  const int seq_splits = splits_of(s.valid, s.context_len, plan);
+  if (seq_splits == 1) return;  // the split kernel wrote it
+
+  const float* max_sum = plan.partial_max_sum + 2 * row * plan.num_splits;
+  float max_all = -INFINITY;
+  for (int i = lane; i < seq_splits; i += 32) max_all = fmaxf(max_all, max_sum[2 * i]);
+  max_all = warp_max(max_all);
+  const float base = max_all == -INFINITY ? 0.0f : max_all;
+
+  const int head_dim = static_cast<int>(p.head_dim);
+  const float* acc = plan.partial_acc + row * plan.num_splits * head_dim;
+  T* out = static_cast<T*>(p.out) + (std::int64_t{s.token} * p.num_heads + head) * head_dim;
+  for (int d = 4 * lane; d < head_dim; d += 4 * 32) {
+    float sum = 0.0f;
+    float4 value = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int i = 0; i < seq_splits; ++i) {
+      const float weight = exp2f(max_sum[2 * i] - base);
+      sum += max_sum[2 * i + 1] * weight;
+      const float4 a = *reinterpret_cast<const float4*>(acc + i * head_dim + d);
+      value.x += a.x * weight;
+      value.y += a.y * weight;
+      value.z += a.z * weight;
+      value.w += a.w * weight;
+    }
+    out[d] = from_float<T>(value.x / sum);
+    out[d + 1] = from_float<T>(value.y / sum);
+    out[d + 2] = from_float<T>(value.z / sum);
+    out[d + 3] = from_float<T>(value.w / sum);
+  }
+}
+
+// Query heads per block for a group size.
+int rows_per_block(std::int64_t group) { return group <= 2 ? static_cast<int>(group) : kMaxRows; }
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// The plan for shapes that passed check_attention_params, on a device with `sm_count`
+// multiprocessors, with `workspace_bytes` of workspace (SIZE_MAX: as much as it wants).
+DecodePlan make_plan(const PagedAttentionParams& p, int sm_count, std::size_t workspace_bytes) {
+  DecodePlan plan;
+  const std::int64_t vec_elems = 16 / static_cast<std::int64_t>(dtype_size(p.dtype));
+  const std::int64_t pieces = ceil_div(p.head_dim, vec_elems);  // 16-byte pieces of a key row
+  while ((std::int64_t{1} << plan.lanes_per_key_log2) < pieces) ++plan.lanes_per_key_log2;
+  plan.keys_per_step = kPassesPerStep * (32 >> plan.lanes_per_key_log2);
+  plan.block_aligned = p.block_size % plan.keys_per_step == 0;
+  if ((p.block_size & (p.block_size - 1)) == 0) {
+    plan.block_shift = 0;
+    while ((std::int64_t{1} << plan.block_shift) < p.block_size) ++plan.block_shift;
+  }
+  plan.head_chunks = static_cast<int>(ceil_div(p.num_heads / p.num_kv_heads,
+                                               rows_per_block(p.num_heads / p.num_kv_heads)));
+
+  // Enough blocks for one full wave of the GPU, if the contexts are long enough to split.
+  const std::int64_t round = std::int64_t{kWarps} * plan.keys_per_step;
+  const std::int64_t max_context =
+      std::max<std::int64_t>(1, std::min<std::int64_t>(p.max_blocks_per_seq * p.block_size,
+                                                       0x7FFFFFFF));
+  const std::int64_t units = p.num_seqs * p.num_kv_heads * plan.head_chunks;
+  const std::int64_t slots = std::int64_t{sm_count} * kCtasPerSm;
+  const std::int64_t split_bytes = 2 * p.head_dim * static_cast<std::int64_t>(dtype_size(p.dtype));
+  const std::int64_t min_split_keys = ceil_div(kMinSplitBytes, split_bytes);
+  const std::int64_t partial_bytes = p.num_seqs * p.num_heads * (p.head_dim + 2) * 4;
+  std::int64_t splits = units >= slots / 2 ? 1 : slots / std::max<std::int64_t>(units, 1);
+  splits = std::min({splits, ceil_div(max_context, min_split_keys), std::int64_t{kMaxSplits},
+                     static_cast<std::int64_t>(workspace_bytes / std::max<std::int64_t>(
+                                                                      partial_bytes, 1))});
+  splits = std::max<std::int64_t>(splits, 1);
+  plan.keys_per_split = ceil_div(ceil_div(max_context, splits), round) * round;
+  plan.num_splits = static_cast<int>(ceil_div(max_context, plan.keys_per_split));
+  return plan;
+}
+
+std::size_t workspace_bytes_of(const PagedAttentionParams& p, const DecodePlan& plan) {
+  if (plan.num_splits == 1) return 0;
+  return static_cast<std::size_t>(p.num_seqs * p.num_heads * plan.num_splits * (p.head_dim + 2)) *
+         sizeof(float);
+}
+
+cudaError_t current_sm_count(int& count) {
+  int device = 0;
+  if (const cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return err;
+  return cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device);
+}
+
+template <class T, int kRows>
+cudaError_t launch_kernels(const PagedAttentionParams& p, const DecodePlan& plan,
+                           cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(p.num_seqs * p.num_kv_heads * plan.head_chunks),
+                  static_cast<unsigned>(plan.num_splits));
+  decode_split_kernel<T, kRows><<<grid, kThreads, 0, stream>>>(p, plan);
+  if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+  if (plan.num_splits == 1) return cudaSuccess;
+  const auto merge_blocks = static_cast<unsigned>(ceil_div(p.num_seqs * p.num_heads, kMergeWarps));
+  decode_merge_kernel<T><<<merge_blocks, kMergeWarps * 32, 0, stream>>>(p, plan);
+  return cudaGetLastError();
 }
 
 }  // namespace
 
+std::size_t decode_attention_workspace_bytes(const PagedAttentionParams& p) {
+  // The shape checks alone: with no sequences check_attention_params skips the pointers.
+  PagedAttentionParams shapes = p;
+  shapes.num_seqs = 0;
+  int sm_count = 0;
+  if (p.num_seqs <= 0 || p.num_seqs > kMaxGridX || check_attention_params(shapes) != cudaSuccess ||
+      current_sm_count(sm_count) != cudaSuccess)
+    return 0;
+  return workspace_bytes_of(p, make_plan(p, sm_count, SIZE_MAX));
+}
+
 cudaError_t launch_decode_attention(const PagedAttentionParams& p, cudaStream_t stream) {
   if (const cudaError_t err = check_attention_params(p); err != cudaSuccess) return err;
   if (p.num_seqs == 0) return cudaSuccess;
+  // Values and the workspace are read 16 bytes at a time too.
+  if (reinterpret_cast<std::uintptr_t>(p.value_cache) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(p.workspace) % 16 != 0)
+    return cudaErrorInvalidValue;
+  int sm_count = 0;
+  if (const cudaError_t err = current_sm_count(sm_count); err != cudaSuccess) return err;
+  DecodePlan plan = make_plan(p, sm_count, p.workspace != nullptr ? p.workspace_bytes : 0);
+  if (p.num_seqs * p.num_kv_heads * plan.head_chunks > kMaxGridX) return cudaErrorInvalidValue;
+  if (plan.num_splits > 1) {
+    plan.partial_acc = static_cast<float*>(p.workspace);
+    plan.partial_max_sum = plan.partial_acc + p.num_seqs * p.num_heads * plan.num_splits * p.head_dim;
+  }
   const std::int64_t group = p.num_heads / p.num_kv_heads;
-  const std::int64_t head_chunks = (group + kRowsPerWarp - 1) / kRowsPerWarp;
-  if (head_chunks > kMaxGridYZ) return cudaErrorInvalidValue;
-  const dim3 grid(static_cast<unsigned>(p.num_seqs), static_cast<unsigned>(p.num_kv_heads),
-                  static_cast<unsigned>(head_chunks));
   return dispatch_element_type(p.dtype, [&](auto type) {
     using T = typename decltype(type)::type;
-    decode_attention_kernel<T><<<grid, kWarps * 32, 0, stream>>>(p);
-    return cudaGetLastError();
+    switch (rows_per_block(group)) {
+      case 1: return launch_kernels<T, 1>(p, plan, stream);
+      case 2: return launch_kernels<T, 2>(p, plan, stream);
+      default: return launch_kernels<T, kMaxRows>(p, plan, stream);
+    }
   });
 }
 

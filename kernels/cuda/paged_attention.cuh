@@ -5,6 +5,7 @@
 // one-token sequences mixed in); decode is for batches where every sequence has one new token.
 // The new tokens' keys and values must already be in the cache (launch_write_kv).
 // Grouped-query attention: query head h reads KV head h / (num_heads / num_kv_heads).
+#include <cstddef>
 #include <cstdint>
 
 #include <cuda_runtime_api.h>
@@ -33,18 +34,31 @@ struct PagedAttentionParams {
   std::int64_t head_dim = 0;      // at most 128, a multiple of 16 bytes' worth of elements
   float scale = 1.0f;             // usually 1 / sqrt(head_dim)
   void* out = nullptr;            // [num_tokens, num_heads, head_dim]
+  // Decode only: device scratch for the partial results of long contexts split across blocks of
+  // threads, decode_attention_workspace_bytes(params) of it (16-byte aligned). Less (or null)
+  // gives fewer splits: still right, slower for long contexts in small batches.
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
 };
 
 // New token i (0-based) of a sequence with query_len new tokens sits at position
 // context_len - query_len + i and attends to positions 0..that position; softmax in fp32. All
-// pointers on the device. Bad shapes give cudaErrorInvalidValue. A sequence whose ranges or block
-// table entries are invalid (the CPU reference throws) gets NaN outputs, never reads outside the
-// cache; the caller checks the batch on the host.
+// pointers on the device. Bad shapes give cudaErrorInvalidValue. A sequence whose ranges are
+// invalid gets NaN outputs, and so do (at least) its tokens whose keys reach a block table entry
+// outside the cache (the CPU reference throws for both); nothing outside the cache is read; the
+// caller checks the batch on the host. bf16 with head_dim 64 or 128 on a Hopper GPU runs a
+// flash-attention kernel (wgmma; softmax weights rounded to bf16 for P V), other shapes a generic
+// one (prefill_attention.md).
 cudaError_t launch_prefill_attention(const PagedAttentionParams& params, cudaStream_t stream);
 
 // The same for a batch where every sequence has one new token, at index query_start[s]; a
 // sequence with none is skipped (padding), one with more gets NaN there. Ignores max_query_len.
-// Its grid depends on num_seqs only.
+// Its grids depend on num_seqs, the head counts, max_blocks_per_seq * block_size, workspace_bytes
+// and the device, never on the context lengths (so a CUDA graph can replay it).
 cudaError_t launch_decode_attention(const PagedAttentionParams& params, cudaStream_t stream);
+
+// The workspace launch_decode_attention wants for these shapes on the current device (0 when
+// every sequence runs in one split); reads the shape fields of params only.
+std::size_t decode_attention_workspace_bytes(const PagedAttentionParams& params);
 
 }  // namespace minivllm::cuda

@@ -37,6 +37,19 @@ struct Sequence {
 
 enum class Kernel { prefill, decode };
 
+// The decode kernel's workspace: what it asks for (long contexts of small batches split), half of
+// that (fewer splits), or none (one split).
+enum class Workspace { wanted, half, none };
+
+const char* workspace_name(Workspace w) {
+  switch (w) {
+    case Workspace::wanted: return "the wanted workspace";
+    case Workspace::half: return "half the wanted workspace";
+    case Workspace::none: return "no workspace";
+  }
+  return "?";
+}
+
 // One batch, host side: queries, caches and the paged layout, as the engine would build them.
 struct PagedBatch {
   Heads heads;
@@ -105,8 +118,9 @@ class PagedAttentionKernel : public test::CudaKernelTest {
     return b;
   }
 
-  // The kernel's output, as f32, from a poisoned output buffer.
-  std::vector<float> run_gpu(Kernel kernel, const PagedBatch& b, DType dtype) {
+  // The kernel's output, as f32, from a poisoned output buffer (and poisoned workspace).
+  std::vector<float> run_gpu(Kernel kernel, const PagedBatch& b, DType dtype,
+                             Workspace workspace = Workspace::wanted) {
     DeviceBuffer d_q = test::upload(b.q, dtype);
     DeviceBuffer d_key_cache = test::upload(b.key_cache, dtype);
     DeviceBuffer d_value_cache = test::upload(b.value_cache, dtype);
@@ -115,9 +129,16 @@ class PagedAttentionKernel : public test::CudaKernelTest {
     DeviceBuffer d_context_lens = test::upload_raw(b.context_lens);
     DeviceBuffer d_out(b.out_size() * dtype_size(dtype));
     test::poison(d_out);
-    const cuda::PagedAttentionParams p = params(b, dtype, d_q.get(), d_key_cache.get(),
-                                                d_value_cache.get(), d_block_tables,
-                                                d_query_start, d_context_lens, d_out.get());
+    cuda::PagedAttentionParams p = params(b, dtype, d_q.get(), d_key_cache.get(),
+                                          d_value_cache.get(), d_block_tables, d_query_start,
+                                          d_context_lens, d_out.get());
+    const std::size_t wanted = cuda::decode_attention_workspace_bytes(p);
+    DeviceBuffer d_workspace(workspace == Workspace::half ? wanted / 2 : wanted);
+    test::poison(d_workspace);
+    if (workspace != Workspace::none) {
+      p.workspace = d_workspace.get();
+      p.workspace_bytes = d_workspace.bytes();
+    }
     const cudaError_t err = kernel == Kernel::prefill ? cuda::launch_prefill_attention(p, nullptr)
                                                       : cuda::launch_decode_attention(p, nullptr);
     EXPECT_EQ(err, cudaSuccess) << cudaGetErrorString(err);
@@ -188,6 +209,34 @@ class PagedAttentionKernel : public test::CudaKernelTest {
     }
   }
 
+  // The decode kernel with each workspace against the reference.
+  void check_decode(const Heads& heads, std::int64_t block_size,
+                    const std::vector<Sequence>& seqs) {
+    for (DType dtype : test::kElementTypes) {
+      const PagedBatch b = make_batch(heads, block_size, seqs, dtype);
+      SCOPED_TRACE(describe(b, dtype));
+      const auto want = run_cpu(b);
+      for (Workspace workspace : {Workspace::wanted, Workspace::half, Workspace::none})
+        test::expect_close(run_gpu(Kernel::decode, b, dtype, workspace), want,
+                           test::tolerance(dtype),
+                           std::string("decode kernel with ") + workspace_name(workspace));
+    }
+  }
+
+  // Bytes of workspace the decode kernel wants for a batch of these shapes.
+  static std::size_t workspace_bytes(const Heads& heads, std::int64_t block_size,
+                                     std::int64_t num_seqs, std::int64_t max_context) {
+    cuda::PagedAttentionParams p;
+    p.num_seqs = num_seqs;
+    p.max_blocks_per_seq = (max_context + block_size - 1) / block_size;
+    p.num_blocks = 1;
+    p.block_size = block_size;
+    p.num_heads = heads.heads;
+    p.num_kv_heads = heads.kv_heads;
+    p.head_dim = heads.head_dim;
+    return cuda::decode_attention_workspace_bytes(p);
+  }
+
   std::int32_t random_len(std::int32_t lo, std::int32_t hi) {
     return static_cast<std::int32_t>(random_int(lo, hi));
   }
@@ -206,6 +255,44 @@ TEST_F(PagedAttentionKernel, DecodeMatchesReference) {
       check(heads, bs, seqs, /*decode_batch=*/true);
     }
   }
+}
+
+// Contexts up to 8k in a small batch: many splits, a merge, and sequences that end in the first
+// split, on a split's last key or just past it.
+TEST_F(PagedAttentionKernel, DecodeLongContextsMatchReference) {
+  for (const Heads& heads : {kHeads[0], kHeads[1]}) {
+    for (std::int64_t bs : {16, 256}) {
+      std::vector<Sequence> seqs;
+      for (std::int32_t context : {8192, 8193, 4096, 1025, 1024, 513, 512, 257, 256, 1})
+        seqs.push_back({context, 1});
+      seqs.push_back({random_len(1, 8192), 1});
+      EXPECT_GT(workspace_bytes(heads, bs, static_cast<std::int64_t>(seqs.size()), 8193), 0u)
+          << "a small batch of long contexts should use several splits";
+      check_decode(heads, bs, seqs);
+    }
+  }
+}
+
+// Ragged batches of 1 to 256 sequences over group sizes 1, 2, 4 and 8 and block sizes 1, 16 and
+// 256; some padding (no new token) too.
+TEST_F(PagedAttentionKernel, DecodeRaggedBatchesMatchReference) {
+  struct Case {
+    Heads heads;
+    std::int64_t block_size, batch;
+    std::int32_t max_context;
+  };
+  const Case cases[] = {{kHeads[0], 16, 256, 160},  {kHeads[0], 256, 1, 3000},
+                        {kHeads[1], 256, 64, 700},  {kHeads[1], 1, 9, 600},
+                        {kHeads[4], 1, 37, 400},    {kHeads[5], 16, 100, 500},
+                        {kHeads[3], 256, 3, 5000},  {kHeads[2], 16, 17, 1200}};
+  for (const Case& c : cases) {
+    std::vector<Sequence> seqs;
+    for (std::int64_t i = 0; i < c.batch; ++i)
+      seqs.push_back({random_len(1, c.max_context), random_int(0, 20) == 0 ? 0 : 1});  // padding
+    check_decode(c.heads, c.block_size, seqs);
+  }
+  EXPECT_EQ(workspace_bytes(kHeads[0], 16, 256, 1024), 0u)
+      << "a large batch should fill the GPU with one split per sequence";
 }
 
 TEST_F(PagedAttentionKernel, PrefillMatchesReference) {
@@ -227,21 +314,24 @@ TEST_F(PagedAttentionKernel, PrefillMatchesReference) {
   }
 }
 
+// Short contexts, and long ones that the decode kernel splits (the bad block in one split).
 TEST_F(PagedAttentionKernel, BlockOutsideCacheGivesNan) {
   const Heads heads = kHeads[0];
-  for (DType dtype : test::kElementTypes) {
-    SCOPED_TRACE(dtype_name(dtype));
-    PagedBatch b = make_batch(heads, 16, {{20, 1}, {40, 1}}, dtype);
-    const auto want = run_cpu(b);
-    b.block_tables[1] = static_cast<std::int32_t>(b.num_blocks);  // sequence 0's second block
-    const auto row = static_cast<std::ptrdiff_t>(heads.heads * heads.head_dim);  // sequence 0's
-    for (Kernel kernel : {Kernel::prefill, Kernel::decode}) {
-      const auto got = run_gpu(kernel, b, dtype);
-      EXPECT_TRUE(
-          std::all_of(got.begin(), got.begin() + row, [](float x) { return std::isnan(x); }));
-      test::expect_close(std::vector<float>(got.begin() + row, got.end()),
-                         std::vector<float>(want.begin() + row, want.end()),
-                         test::tolerance(dtype), "the other sequence");
+  const auto row = static_cast<std::ptrdiff_t>(heads.heads * heads.head_dim);  // sequence 0's
+  for (const std::int32_t context : {20, 3000}) {
+    for (DType dtype : test::kElementTypes) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " context " + std::to_string(context));
+      PagedBatch b = make_batch(heads, 16, {{context, 1}, {2 * context, 1}}, dtype);
+      const auto want = run_cpu(b);
+      b.block_tables[1] = static_cast<std::int32_t>(b.num_blocks);  // sequence 0's second block
+      for (Kernel kernel : {Kernel::prefill, Kernel::decode}) {
+        const auto got = run_gpu(kernel, b, dtype);
+        EXPECT_TRUE(
+            std::all_of(got.begin(), got.begin() + row, [](float x) { return std::isnan(x); }));
+        test::expect_close(std::vector<float>(got.begin() + row, got.end()),
+                           std::vector<float>(want.begin() + row, want.end()),
+                           test::tolerance(dtype), "the other sequence");
+      }
     }
   }
 }

@@ -1,0 +1,225 @@
+// Decode attention (kernels/cuda/paged_attention.cuh) on the GPU at hand: achieved GB/s of keys
+// and values read, against a device-to-device copy measured in the same run (bytes read +
+// written, as benchmarks/gpu_ceilings counts them). bf16, Qwen3-0.6B's heads (16 query heads,
+// 8 KV heads, head_dim 128), every sequence of a batch at the same context length, cache blocks
+// shuffled as a long-running engine leaves them. Each timed launch reads another copy of the
+// batch's blocks (at least 1 GiB between two reads of the same bytes) so the L2 cache holds none.
+// Prints a table and one JSON line.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/bf16.hpp"
+#include "kernels/cuda/paged_attention.cuh"
+
+namespace {
+
+using minivllm::DType;
+namespace cuda = minivllm::cuda;
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "gpu_decode_attention_bench: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+constexpr std::int64_t kHeads = 16, kKvHeads = 8, kHeadDim = 128;
+constexpr std::int64_t kBatches[] = {1, 8, 64, 256};
+constexpr std::int64_t kContexts[] = {128, 512, 1024, 2048, 4096, 8192};
+constexpr std::int64_t kBlockSizes[] = {16, 256};
+constexpr int kWarmup = 3, kReps = 30;
+constexpr std::size_t kRotationBytes = std::size_t{1} << 30;
+
+// Median milliseconds of kReps timed calls of body(rep) after kWarmup untimed ones.
+template <class Body>
+float median_ms(Body body) {
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  for (int i = 0; i < kWarmup; ++i) body(i);
+  std::vector<float> times;
+  for (int i = 0; i < kReps; ++i) {
+    check(cudaEventRecord(start), "cudaEventRecord");
+    body(kWarmup + i);
+    check(cudaEventRecord(stop), "cudaEventRecord");
+    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    times.push_back(ms);
+  }
+  check(cudaEventDestroy(start), "cudaEventDestroy");
+  check(cudaEventDestroy(stop), "cudaEventDestroy");
+  std::nth_element(times.begin(), times.begin() + kReps / 2, times.end());
+  return times[kReps / 2];
+}
+
+void* device_alloc(std::size_t bytes) {
+  void* p = nullptr;
+  check(cudaMalloc(&p, bytes), "cudaMalloc");
+  return p;
+}
+
+// Device-to-device copy GB/s of 2 GiB, bytes read + written.
+double copy_gbs() {
+  const std::size_t bytes = std::size_t{2} << 30;
+  void* src = device_alloc(bytes);
+  void* dst = device_alloc(bytes);
+  check(cudaMemset(src, 0x5A, bytes), "cudaMemset");
+  const float ms = median_ms([&](int) {
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
+  });
+  check(cudaFree(src), "cudaFree");
+  check(cudaFree(dst), "cudaFree");
+  return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
+}
+
+// `bytes` of random bf16 on the device: a 64 MiB random tile repeated.
+void* device_random_bf16(std::size_t bytes, std::mt19937& rng) {
+  const std::size_t tile_elems = std::size_t{32} << 20;
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<std::uint16_t> host(tile_elems);
+  for (auto& h : host) h = minivllm::f32_to_bf16(dist(rng));
+  auto* d = static_cast<char*>(device_alloc(bytes));
+  const std::size_t tile_bytes = tile_elems * sizeof(std::uint16_t);
+  check(cudaMemcpy(d, host.data(), std::min(bytes, tile_bytes), cudaMemcpyHostToDevice),
+        "upload");
+  for (std::size_t at = tile_bytes; at < bytes; at += tile_bytes)
+    check(cudaMemcpy(d + at, d, std::min(bytes - at, tile_bytes), cudaMemcpyDeviceToDevice),
+          "tile");
+  return d;
+}
+
+template <class T>
+T* upload(const std::vector<T>& host) {
+  auto* d = static_cast<T*>(device_alloc(host.size() * sizeof(T)));
+  check(cudaMemcpy(d, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "upload");
+  return d;
+}
+
+struct Result {
+  std::int64_t block_size, batch, context, splits;
+  double us, gbs, percent_of_copy;
+};
+
+}  // namespace
+
+int main() {
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  std::mt19937 rng(std::random_device{}());
+  const double copy = copy_gbs();
+
+  // One cache big enough for the largest batch; every configuration pages into it.
+  const std::int64_t row_elems = kKvHeads * kHeadDim;
+  const std::int64_t max_tokens = kBatches[3] * kContexts[5];
+  const std::size_t cache_bytes = static_cast<std::size_t>(max_tokens * row_elems) * 2;
+  void* key_cache = device_random_bf16(cache_bytes, rng);
+  void* value_cache = device_random_bf16(cache_bytes, rng);
+
+  std::vector<Result> results;
+  for (const std::int64_t block_size : kBlockSizes) {
+    const std::int64_t num_blocks = max_tokens / block_size;
+    std::vector<std::int32_t> physical(static_cast<std::size_t>(num_blocks));
+    for (const std::int64_t batch : kBatches) {
+      for (const std::int64_t context : kContexts) {
+        const std::int64_t blocks_per_seq = (context + block_size - 1) / block_size;
+        const std::int64_t kv_bytes = batch * context * row_elems * 2 * 2;  // keys + values
+        const std::int64_t copies = std::clamp<std::int64_t>(
+            static_cast<std::int64_t>(kRotationBytes) / kv_bytes + 1, 1,
+            num_blocks / (batch * blocks_per_seq));
+        std::iota(physical.begin(), physical.end(), 0);
+        std::shuffle(physical.begin(), physical.end(), rng);
+        const std::vector<std::int32_t> tables(
+            physical.begin(), physical.begin() + copies * batch * blocks_per_seq);
+        std::vector<std::int32_t> query_start(static_cast<std::size_t>(batch) + 1);
+        std::iota(query_start.begin(), query_start.end(), 0);
+        const std::vector<std::int32_t> context_lens(static_cast<std::size_t>(batch),
+                                                     static_cast<std::int32_t>(context));
+        std::vector<std::uint16_t> q(static_cast<std::size_t>(batch * kHeads * kHeadDim));
+        std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+        for (auto& x : q) x = minivllm::f32_to_bf16(dist(rng));
+
+        std::int32_t* d_tables = upload(tables);
+        std::int32_t* d_query_start = upload(query_start);
+        std::int32_t* d_context_lens = upload(context_lens);
+        std::uint16_t* d_q = upload(q);
+        void* d_out = device_alloc(q.size() * sizeof(std::uint16_t));
+
+        cuda::PagedAttentionParams p;
+        p.dtype = DType::bf16;
+        p.q = d_q;
+        p.key_cache = key_cache;
+        p.value_cache = value_cache;
+        p.query_start = d_query_start;
+        p.context_lens = d_context_lens;
+        p.num_seqs = batch;
+        p.max_query_len = 1;
+        p.max_blocks_per_seq = blocks_per_seq;
+        p.num_blocks = num_blocks;
+        p.block_size = block_size;
+        p.num_heads = kHeads;
+        p.num_kv_heads = kKvHeads;
+        p.head_dim = kHeadDim;
+        p.scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
+        p.out = d_out;
+        p.workspace_bytes = cuda::decode_attention_workspace_bytes(p);
+        p.workspace = p.workspace_bytes > 0 ? device_alloc(p.workspace_bytes) : nullptr;
+        const float ms = median_ms([&](int rep) {
+          p.block_tables = d_tables + (rep % copies) * batch * blocks_per_seq;
+          check(cuda::launch_decode_attention(p, nullptr), "launch_decode_attention");
+        });
+        check(cudaGetLastError(), "decode attention");
+
+        const std::int64_t partial_bytes = batch * kHeads * (kHeadDim + 2) * 4;
+        const double gbs = static_cast<double>(kv_bytes) / (ms * 1e-3) / 1e9;
+        results.push_back({block_size, batch, context,
+                           std::max<std::int64_t>(1, static_cast<std::int64_t>(p.workspace_bytes) /
+                                                         partial_bytes),
+                           ms * 1e3, gbs, 100.0 * gbs / copy});
+        for (void* d : {static_cast<void*>(d_tables), static_cast<void*>(d_query_start),
+                        static_cast<void*>(d_context_lens), static_cast<void*>(d_q), d_out,
+                        p.workspace})
+          check(cudaFree(d), "cudaFree");
+      }
+    }
+  }
+  check(cudaFree(key_cache), "cudaFree");
+  check(cudaFree(value_cache), "cudaFree");
+
+  std::printf("decode attention, bf16, %lld heads / %lld KV heads / head_dim %lld, on %s; "
+              "D2D copy %.0f GB/s (read + write)\n",
+              static_cast<long long>(kHeads), static_cast<long long>(kKvHeads),
+              static_cast<long long>(kHeadDim), prop.name, copy);
+  std::printf("| block size | batch | context | splits | us | K/V GB/s | %% of copy |\n"
+              "|---|---|---|---|---|---|---|\n");
+  for (const Result& r : results)
+    std::printf("| %lld | %lld | %lld | %lld | %.1f | %.0f | %.1f |\n",
+                static_cast<long long>(r.block_size), static_cast<long long>(r.batch),
+                static_cast<long long>(r.context), static_cast<long long>(r.splits), r.us, r.gbs,
+                r.percent_of_copy);
+  std::string json = "{\"device\":\"" + std::string(prop.name) +
+                     "\",\"dtype\":\"bf16\",\"heads\":16,\"kv_heads\":8,\"head_dim\":128," +
+                     "\"copy_gbs\":" + std::to_string(copy) + ",\"results\":[";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const Result& r = results[i];
+    char row[256];
+    std::snprintf(row, sizeof row,
+                  "%s{\"block_size\":%lld,\"batch\":%lld,\"context\":%lld,\"splits\":%lld,"
+                  "\"us\":%.2f,\"kv_gbs\":%.1f,\"percent_of_copy\":%.1f}",
+                  i == 0 ? "" : ",", static_cast<long long>(r.block_size),
+                  static_cast<long long>(r.batch), static_cast<long long>(r.context),
+                  static_cast<long long>(r.splits), r.us, r.gbs, r.percent_of_copy);
+    json += row;
+  }
+  std::printf("%s]}\n", json.c_str());
+  return 0;
+}

@@ -1,8 +1,11 @@
-// Prefill attention over the paged KV cache: a block per (sequence, tile of 16 query rows, KV
-// head), a row being one new token of one query head of the KV head's group, rows ordered token by
-// token. Each warp takes 4 rows through all the keys they see, 32 at a time; the group's heads
-// share each key read. Not tuned: a flash-attention kernel replaces it later.
+// Prefill attention over the paged KV cache. bf16 with head_dim 64 or 128 on a Hopper GPU runs the
+// flash-attention kernel (wgmma; detail/flash_prefill.cuh, versions and figures in
+// prefill_attention.md); everything else (f32, other head sizes, other GPUs) runs the generic
+// kernel below: a block per (sequence, tile of 16 query rows, KV head), a row being one new token
+// of one query head of the KV head's group, rows ordered token by token. Each warp takes 4 rows
+// through all the keys they see, 32 at a time; the group's heads share each key read.
 #include "kernels/cuda/detail/attention_warp.cuh"
+#include "kernels/cuda/detail/flash_prefill.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 
 namespace minivllm::cuda {
@@ -74,6 +77,7 @@ __global__ void __launch_bounds__(kWarps * 32) prefill_attention_kernel(PagedAtt
 cudaError_t launch_prefill_attention(const PagedAttentionParams& p, cudaStream_t stream) {
   if (const cudaError_t err = check_attention_params(p); err != cudaSuccess) return err;
   if (p.num_seqs == 0 || p.max_query_len == 0) return cudaSuccess;
+  if (flash::flash_prefill_supported(p)) return flash::launch_flash_prefill(p, stream);
   const std::int64_t group = p.num_heads / p.num_kv_heads;
   const std::int64_t row_tiles = (p.max_query_len * group + kRowsPerBlock - 1) / kRowsPerBlock;
   if (row_tiles > kMaxGridYZ) return cudaErrorInvalidValue;

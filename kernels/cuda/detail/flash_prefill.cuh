@@ -1,0 +1,423 @@
+#pragma once
+// Flash-attention prefill over the paged KV cache for bf16 and head_dim 64 or 128 on Hopper's
+// warpgroup MMA (wgmma, fp32 accumulation). A block of two warpgroups takes 128 query rows of one
+// sequence: heads_per_block query heads of one KV group (4, 2 or 1, whichever divides the group)
+// times 128 / heads_per_block consecutive new tokens, head-major; each warpgroup owns 64 rows,
+// each warp 16. The block walks the keys its rows see (causal: tiles past its last token are
+// never loaded) in tiles of Layout<D>::kKeys, copying K and V from the paged cache into shared
+// memory with cp.async, two tiles deep, in the 128-byte swizzle that wgmma reads. Per tile a
+// warpgroup computes S = Q K^T (Q's fragments loaded from shared memory, K read from it), masks
+// only tiles that cross the diagonal, keeps an online softmax in fp32 and adds P V (P in
+// registers as bf16, V from shared memory, N-major). A warpgroup skips a tile that all its rows
+// are past. Included by prefill_attention.cu only; notes and figures in prefill_attention.md.
+#include <cmath>
+#include <cstdint>
+
+#include <cuda_bf16.h>
+
+#include "kernels/cuda/detail/attention_warp.cuh"
+#include "kernels/cuda/detail/cp_async.cuh"
+#include "kernels/cuda/detail/warpgroup_mma.cuh"
+#include "kernels/cuda/paged_attention.cuh"
+
+namespace minivllm::cuda::detail::flash {
+
+using Bf16 = __nv_bfloat16;
+
+inline constexpr int kWarpGroups = 2;
+inline constexpr int kThreads = kWarpGroups * 128;
+inline constexpr int kGroupRows = 64;
+inline constexpr int kRows = kWarpGroups * kGroupRows;
+inline constexpr int kStages = 2;
+inline constexpr float kLog2e = 1.4426950408889634f;
+// Keys per K/V tile at head_dim 128. 128 (S = Q K^T and O += P V of the same wgmma shape) was wrong
+// on the device while Q's fragments stayed in registers across tiles (see attend_tile); with the
+// per-tile reload its SASS is sound, not yet run on the device.
+inline constexpr int kKeysAtHeadDim128 = 64;
+static_assert(kKeysAtHeadDim128 == 64 || kKeysAtHeadDim128 == 128, "wgmma N of 64 or 128");
+
+// 2^x, approximate (2 ulp), flushing denormals; 2^-inf = 0.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Shared memory, 1024-aligned: the block's Q rows (reused to stage the output), then per stage a K
+// and a V tile. Every tile is [D / 64][rows][64] bf16: 128-byte rows, 16-byte chunk c of row r at
+// c ^ (r % 8), which is wgmma's 128-byte swizzle and keeps ldmatrix free of bank conflicts.
+template <int D>
+struct Layout {
+  static constexpr int kKeys = D == 128 ? kKeysAtHeadDim128 : 128;
+  static_assert(D == 64 || D == 128, "the flash kernel is instantiated for head_dim 64 and 128");
+  static constexpr int kChunks = D / 8;  // 16-byte chunks per row
+  static constexpr int kQBytes = kRows * D * 2;
+  static constexpr int kTileBytes = kKeys * D * 2;
+  static constexpr int kStageBytes = 2 * kTileBytes;  // K then V
+  static constexpr int kSmemBytes = kQBytes + kStages * kStageBytes + 1024;  // + alignment
+  static constexpr int kRowsPerPass = kThreads / kChunks;  // rows one pass of copies covers
+
+  template <int kTileRows>
+  __device__ static std::uint32_t offset(int row, int chunk) {
+    return static_cast<std::uint32_t>((chunk / 8) * (kTileRows * 128) + row * 128 +
+                                      (((chunk % 8) ^ (row & 7)) << 4));
+  }
+};
+
+// The block's rows: heads_per_block heads x tokens_per_block tokens, head-major; row r is token
+// m0 + r % tokens_per_block of head first_head + r / tokens_per_block.
+struct BlockRows {
+  std::int64_t first_token;  // the sequence's first token in q and out
+  std::int32_t m0;           // the block's first new token, within the sequence
+  int tokens;                // of the block's tokens, those the sequence has
+  int tokens_per_block;
+  int first_head;
+};
+
+template <int D>
+__device__ __forceinline__ void load_q(const PagedAttentionParams& p, const BlockRows& b,
+                                       unsigned char* q_smem) {
+  using L = Layout<D>;
+  const Bf16* q = static_cast<const Bf16*>(p.q);
+  const int chunk = threadIdx.x % L::kChunks;
+#pragma unroll
+  for (int i = 0; i < kRows / L::kRowsPerPass; ++i) {
+    const int r = threadIdx.x / L::kChunks + i * L::kRowsPerPass;
+    const int token = r % b.tokens_per_block, head = b.first_head + r / b.tokens_per_block;
+    const bool ok = token < b.tokens;
+    const std::int64_t src =
+        ok ? ((b.first_token + b.m0 + token) * p.num_heads + head) * D + chunk * 8 : 0;
+    cp_async_16(q_smem + L::template offset<kRows>(r, chunk), q + src, ok);
+  }
+}
+
+// The sequence's keys and values of the block's KV head, as the tile loads read them.
+struct KvSource {
+  const Bf16* key;    // the cache offset to the KV head: + slot * row_stride is a key row
+  const Bf16* value;  // likewise
+  const std::int32_t* block_table;
+  std::int64_t row_stride;
+  std::int64_t num_blocks;
+  std::int32_t block_size;
+  std::int32_t num_keys;  // keys [0, num_keys) exist; later rows of a tile are zero-filled
+};
+
+// Starts copying the K and V rows of keys [n0, n0 + L::kKeys) into a stage. A key whose block
+// table entry is outside the cache is zero-filled and sets `bad`.
+template <int D>
+__device__ __forceinline__ void load_kv_tile(const KvSource& kv, std::int32_t n0,
+                                             unsigned char* stage, bool& bad) {
+  using L = Layout<D>;
+  constexpr int kKeys = L::kKeys;
+  constexpr int kStep = L::kRowsPerPass;
+  const int chunk = threadIdx.x % L::kChunks;
+  const int first = threadIdx.x / L::kChunks;
+  // The thread's rows are first + i * kStep: walk the block table alongside, reading an entry
+  // only when the row enters a new block (once per tile when block_size >= kKeys).
+  std::int32_t key = n0 + first;
+  std::int32_t index = key / kv.block_size, offset = key % kv.block_size;
+  std::int32_t loaded = -1, entry = 0;
+#pragma unroll
+  for (int i = 0; i < kKeys / kStep; ++i, key += kStep) {
+    const int row = first + i * kStep;
+    bool ok = false;
+    std::int64_t src = 0;
+    if (key < kv.num_keys) {
+      if (index != loaded) {
+        entry = kv.block_table[index];
+        loaded = index;
+      }
+      ok = entry >= 0 && entry < kv.num_blocks;
+      bad |= !ok;
+      src = (std::int64_t{entry} * kv.block_size + offset) * kv.row_stride + chunk * 8;
+      if (!ok) src = 0;
+    }
+    const std::uint32_t dst = L::template offset<kKeys>(row, chunk);
+    cp_async_16(stage + dst, kv.key + src, ok);
+    cp_async_16(stage + L::kTileBytes + dst, kv.value + src, ok);
+    offset += kStep;
+    if (offset >= kv.block_size) {
+      if (kv.block_size >= kStep) {
+        offset -= kv.block_size;
+        ++index;
+      } else {
+        index += offset / kv.block_size;
+        offset %= kv.block_size;
+      }
+    }
+  }
+}
+
+// A warp's part of its warpgroup's state: 16 rows, in wgmma fragment order ([4 j + 2 h + e] is
+// row lane / 4 + 8 h, column 8 j + 2 (lane % 4) + e).
+template <int D>
+struct WarpState {
+  float o[D / 2];
+  float max[2];  // raw scores (before scale)
+  float sum[2];  // this lane's part of the row's sum
+};
+
+// The warpgroup's rows against one K/V tile of keys n0 .. n0 + L::kKeys - 1. q_rows: shared
+// address of the block's Q tile; row0: the warp's first row there; first_pos: position of the
+// warp's first row; `masked`: some key of the tile is past some row of the warpgroup.
+template <int D>
+__device__ __forceinline__ void attend_tile(WarpState<D>& st, std::uint32_t q_rows, int row0,
+                                            std::uint32_t stage, std::int32_t n0,
+                                            std::int32_t first_pos, bool masked,
+                                            float scale_log2) {
+  using L = Layout<D>;
+  constexpr int kKeys = L::kKeys;
+  const int lane = threadIdx.x % 32;
+  const std::uint32_t k_tile = stage, v_tile = stage + L::kTileBytes;
+
+  // Q's A fragments, loaded per tile and dead after the wait. Kept in registers across tiles, they
+  // were overwritten: when both wgmmas had the same shape (key tile = head_dim), ptxas (CUDA 13.0)
+  // gave their registers to P's fragments, so every tile after the first took P's bits for Q.
+  std::uint32_t q[D / 16][4];
+#pragma unroll
+  for (int k = 0; k < D / 16; ++k)
+    ldmatrix_x4(q[k], q_rows + L::template offset<kRows>(row0 + lane % 16, 2 * k + lane / 16));
+
+  // S = Q K^T, 16 dims at a time: K is K-major (its rows are keys), 32 bytes per step within a
+  // 64-dim block of rows.
+  float s[kKeys / 2];
+  wgmma_fence();
+#pragma unroll
+  for (int k = 0; k < D / 16; ++k)
+    wgmma_m64nNk16<kKeys, 0>(
+        s, q[k],
+        swizzle128_descriptor(k_tile + (k / 4) * (kKeys * 128) + (k % 4) * 32, 16, 1024), k > 0);
+  wgmma_commit();
+  wgmma_wait<0>();
+  pin_registers(s);
+
+  if (masked) {
+#pragma unroll
+    for (int i = 0; i < kKeys / 2; ++i) {
+      const int row = lane / 4 + 8 * (i % 4 / 2), key = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+      if (n0 + key > first_pos + row) s[i] = -INFINITY;
+    }
+  }
+
+  // Online softmax: the row's running max over its 4 lanes, then P = 2^(s scale log2e - max).
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float row_max = st.max[h];
+#pragma unroll
+    for (int j = 0; j < kKeys / 8; ++j)
+      row_max = fmaxf(row_max, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
+    row_max = fmaxf(row_max, __shfl_xor_sync(kFullWarp, row_max, 1));
+    row_max = fmaxf(row_max, __shfl_xor_sync(kFullWarp, row_max, 2));
+    // A row that has seen no key yet keeps max -inf: subtract 0 then, so that 2^-inf = 0.
+    const float ref = row_max == -INFINITY ? 0.0f : row_max * scale_log2;
+    const float rescale = fast_exp2(st.max[h] * scale_log2 - ref);
+    st.max[h] = row_max;
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kKeys / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float& x = s[4 * j + 2 * h + e];
+        x = fast_exp2(fmaf(x, scale_log2, -ref));
+        sum += x;
+      }
+    st.sum[h] = st.sum[h] * rescale + sum;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) {
+      st.o[4 * j + 2 * h] *= rescale;
+      st.o[4 * j + 2 * h + 1] *= rescale;
+    }
+  }
+
+  // O += P V, 16 keys at a time, P rounded to bf16: S's accumulator layout is the A fragment
+  // layout. V is N-major (its rows are keys, dims contiguous): 64-dim blocks kKeys rows apart.
+  std::uint32_t pa[kKeys / 16][4];
+#pragma unroll
+  for (int k = 0; k < kKeys / 16; ++k) {
+    pa[k][0] = pack_bf16x2(s[8 * k + 0], s[8 * k + 1]);
+    pa[k][1] = pack_bf16x2(s[8 * k + 2], s[8 * k + 3]);
+    pa[k][2] = pack_bf16x2(s[8 * k + 4], s[8 * k + 5]);
+    pa[k][3] = pack_bf16x2(s[8 * k + 6], s[8 * k + 7]);
+    pin_registers(pa[k]);
+  }
+  pin_registers(st.o);
+  wgmma_fence();
+#pragma unroll
+  for (int k = 0; k < kKeys / 16; ++k) {
+    wgmma_m64nNk16<D, 1>(st.o, pa[k],
+                         swizzle128_descriptor(v_tile + k * 16 * 128, kKeys * 128, 1024), 1);
+  }
+  wgmma_commit();
+  wgmma_wait<0>();
+  pin_registers(st.o);
+}
+
+// Writes the warp's valid rows, O / sum (or NaN when `bad`), staging them through the warp's own
+// 16 Q rows in shared memory so that each row goes out in 16-byte stores.
+template <int D>
+__device__ __forceinline__ void store_rows(const WarpState<D>& st, const PagedAttentionParams& p,
+                                           const BlockRows& b, unsigned char* q_smem, int row0,
+                                           bool bad) {
+  using L = Layout<D>;
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float sum = st.sum[h];
+    sum += __shfl_xor_sync(kFullWarp, sum, 1);
+    sum += __shfl_xor_sync(kFullWarp, sum, 2);
+    const float inv = bad ? NAN : 1.0f / sum;
+    const int row = row0 + lane / 4 + 8 * h;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j)
+      *reinterpret_cast<std::uint32_t*>(q_smem + L::template offset<kRows>(row, j) +
+                                        4 * (lane % 4)) =
+          pack_bf16x2(st.o[4 * j + 2 * h] * inv, st.o[4 * j + 2 * h + 1] * inv);
+  }
+  __syncwarp();
+
+  Bf16* out = static_cast<Bf16*>(p.out);
+  const int chunk = lane % L::kChunks;
+  constexpr int kRowsPerPass = 32 / L::kChunks;
+#pragma unroll
+  for (int i = 0; i < 16 / kRowsPerPass; ++i) {
+    const int row = row0 + lane / L::kChunks + i * kRowsPerPass;
+    const int token = row % b.tokens_per_block, head = b.first_head + row / b.tokens_per_block;
+    if (token >= b.tokens) continue;
+    *reinterpret_cast<uint4*>(out + ((b.first_token + b.m0 + token) * p.num_heads + head) * D +
+                              chunk * 8) =
+        *reinterpret_cast<const uint4*>(q_smem + L::template offset<kRows>(row, chunk));
+  }
+}
+
+// Grid: (num_heads / heads_per_block, query tiles, sequences); tiles run last to first, so the
+// blocks with the most keys start first.
+template <int D>
+__global__ void __launch_bounds__(kThreads, 1)
+    flash_prefill_kernel(PagedAttentionParams p, int heads_per_block) {
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __trap();  // wgmma needs sm_90a; the launcher picks this kernel on compute capability 9.x only
+#else
+  using L = Layout<D>;
+  constexpr int kKeys = L::kKeys;
+  extern __shared__ unsigned char smem_raw[];
+  const std::uint32_t raw_addr = shared_address(smem_raw);
+  unsigned char* const q_smem = smem_raw + ((raw_addr + 1023) / 1024 * 1024 - raw_addr);
+  unsigned char* const kv_smem = q_smem + L::kQBytes;
+  const std::uint32_t q_addr = shared_address(q_smem), kv_addr = shared_address(kv_smem);
+  const int warp = threadIdx.x / 32;
+
+  const std::int64_t seq = blockIdx.z;
+  BlockRows b;
+  b.tokens_per_block = kRows / heads_per_block;
+  b.m0 = static_cast<std::int32_t>((gridDim.y - 1 - blockIdx.y) * b.tokens_per_block);
+  b.first_token = p.query_start[seq];
+  const std::int32_t query_len = p.query_start[seq + 1] - p.query_start[seq];
+  if (b.m0 >= query_len) return;  // the whole block: past the sequence's new tokens
+  const std::int32_t context_len = p.context_lens[seq];
+  const bool valid = valid_ranges(query_len, context_len, p);
+  b.tokens = min(b.tokens_per_block, query_len - b.m0);
+  b.first_head = static_cast<int>(blockIdx.x) * heads_per_block;
+  const std::int64_t kv_head = b.first_head / (p.num_heads / p.num_kv_heads);
+  const std::int32_t first_pos = context_len - query_len + b.m0;  // of the block's first token
+
+  KvSource kv;
+  kv.key = static_cast<const Bf16*>(p.key_cache) + kv_head * D;
+  kv.value = static_cast<const Bf16*>(p.value_cache) + kv_head * D;
+  kv.block_table = p.block_tables + seq * p.max_blocks_per_seq;
+  kv.row_stride = p.num_kv_heads * D;
+  kv.num_blocks = p.num_blocks;
+  kv.block_size = static_cast<std::int32_t>(p.block_size);
+  kv.num_keys = first_pos + b.tokens;  // up to the block's last token
+  const int num_tiles = valid ? (kv.num_keys + kKeys - 1) / kKeys : 0;
+
+  // The warpgroup's rows: tokens group_token .. + min(64, tokens_per_block) - 1 (of one head, or
+  // of two when a block holds 32 tokens); the warp's: 16 tokens of one head from
+  // row0 % tokens_per_block, the first at position warp_pos.
+  const int row0 = warp * 16;
+  const int group_token = (warp / 4 * kGroupRows) % b.tokens_per_block;
+  const int group_last_token = group_token + min(kGroupRows, b.tokens_per_block) - 1;
+  const bool group_active = group_token < b.tokens;
+  const std::int32_t group_pos = first_pos + group_token;
+  const std::int32_t group_last_pos = min(first_pos + group_last_token, kv.num_keys - 1);
+  const std::int32_t warp_pos = first_pos + row0 % b.tokens_per_block;
+
+  bool bad = !valid;
+  if (valid) load_q<D>(p, b, q_smem);
+  cp_async_commit();
+  if (num_tiles > 0) load_kv_tile<D>(kv, 0, kv_smem, bad);
+  cp_async_commit();
+
+  WarpState<D> st;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    st.max[h] = -INFINITY;
+    st.sum[h] = 0.0f;
+  }
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) st.o[i] = 0.0f;
+  const float scale_log2 = p.scale * kLog2e;
+  for (int t = 0; t < num_tiles; ++t) {
+    // Refill the stage that tile t - 1 used (every warp is past it: the loop's last barrier).
+    if (t + 1 < num_tiles)
+      load_kv_tile<D>(kv, (t + 1) * kKeys, kv_smem + (t + 1) % kStages * L::kStageBytes, bad);
+    cp_async_commit();
+    cp_async_wait<1>();  // tile t (and Q, the first group) is in
+    // The tile was written through the generic proxy; wgmma reads through the async one.
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    const std::int32_t n0 = t * kKeys;
+    if (group_active && n0 <= group_last_pos)
+      attend_tile<D>(st, q_addr, row0, kv_addr + t % kStages * L::kStageBytes, n0, warp_pos,
+                     n0 + kKeys - 1 > group_pos, scale_log2);
+    __syncthreads();
+  }
+  cp_async_wait<0>();
+  bad = __syncthreads_or(bad);
+  if (row0 % b.tokens_per_block < b.tokens) store_rows<D>(st, p, b, q_smem, row0, bad);
+#endif
+}
+
+// Whether the current device is a Hopper (compute capability 9.x), which the sm_90a build of the
+// flash kernel runs on; the project builds sm_90a by default (meson option gpu_archs).
+inline bool device_has_wgmma() {
+  int device = 0, major = 0;
+  return cudaGetDevice(&device) == cudaSuccess &&
+         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+         major == 9;
+}
+
+// Whether the flash kernel takes these (checked) parameters; the generic kernel takes the rest.
+inline bool flash_prefill_supported(const PagedAttentionParams& p) {
+  const auto aligned = [](const void* ptr) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0;
+  };
+  return device_has_wgmma() && p.dtype == DType::bf16 &&
+         (p.head_dim == 64 || p.head_dim == 128) && p.scale > 0.0f &&
+         p.num_seqs <= kMaxGridYZ && aligned(p.q) && aligned(p.key_cache) &&
+         aligned(p.value_cache) && aligned(p.out) &&
+         (p.max_query_len + kRows / 4 - 1) / (kRows / 4) <= kMaxGridYZ;
+}
+
+template <int D>
+cudaError_t launch_flash_prefill_for(const PagedAttentionParams& p, cudaStream_t stream) {
+  const std::int64_t group = p.num_heads / p.num_kv_heads;
+  const int heads_per_block = group % 4 == 0 ? 4 : group % 2 == 0 ? 2 : 1;
+  const std::int64_t tokens_per_block = kRows / heads_per_block;
+  const std::int64_t query_tiles = (p.max_query_len + tokens_per_block - 1) / tokens_per_block;
+  const dim3 grid(static_cast<unsigned>(p.num_heads / heads_per_block),
+                  static_cast<unsigned>(query_tiles), static_cast<unsigned>(p.num_seqs));
+  constexpr int kSmem = Layout<D>::kSmemBytes;
+  if (const cudaError_t err = cudaFuncSetAttribute(
+          flash_prefill_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+      err != cudaSuccess)
+    return err;
+  flash_prefill_kernel<D><<<grid, kThreads, kSmem, stream>>>(p, heads_per_block);
+  return cudaGetLastError();
+}
+
+inline cudaError_t launch_flash_prefill(const PagedAttentionParams& p, cudaStream_t stream) {
+  return p.head_dim == 64 ? launch_flash_prefill_for<64>(p, stream)
+                          : launch_flash_prefill_for<128>(p, stream);
+}
+
+}  // namespace minivllm::cuda::detail::flash

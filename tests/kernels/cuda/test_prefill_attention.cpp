@@ -1,0 +1,133 @@
+// The prefill attention kernels against the CPU reference, on the shapes that pick each path:
+// bf16 with head_dim 64 or 128 runs the flash kernel (its query tiles hold 128, 64 or 32 tokens
+// for KV groups of 1, 2 or 4+ heads, its key tiles 64 keys at head_dim 128 and 128 at 64), f32
+// and other head sizes the generic one. Ragged batches mix one-token sequences (first, as the
+// engine orders them), whole prompts, prefix-cache hits and later chunks of a chunked prefill.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "gpu_test_support.hpp"
+#include "kernels/cuda/paged_attention.cuh"
+#include "paged_attention_batch.hpp"
+
+namespace minivllm {
+namespace {
+
+using test::AttentionHeads;
+using test::PagedBatch;
+using test::SequenceLens;
+
+// Group sizes 1, 2, 4 and 8 at both fast head sizes, and the tiny models' sizes (generic path).
+const AttentionHeads kFastHeads[] = {{"Qwen3-0.6B", 16, 8, 128},
+                                     {"Llama-3.2-1B", 32, 8, 64},
+                                     {"multi-head 128", 4, 4, 128},
+                                     {"group of 8", 16, 2, 128},
+                                     {"group of 2, 64", 4, 2, 64}};
+const AttentionHeads kGenericHeads[] = {{"tiny qwen3", 4, 2, 32}, {"tiny llama", 4, 2, 16}};
+constexpr std::int64_t kBlockSizes[] = {1, 16, 64, 256};
+
+class PrefillAttentionKernel : public test::CudaKernelTest {
+ protected:
+  std::vector<float> run_gpu(const PagedBatch& b, DType dtype) {
+    const test::DevicePagedBatch d(b, dtype);
+    const cudaError_t err = cuda::launch_prefill_attention(d.params(b, dtype), nullptr);
+    EXPECT_EQ(err, cudaSuccess) << cudaGetErrorString(err);
+    EXPECT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
+    return test::download(d.out, dtype, b.out_size());
+  }
+
+  void check(const AttentionHeads& heads, std::int64_t block_size,
+             const std::vector<SequenceLens>& seqs, DType dtype, float tolerance) {
+    const PagedBatch b = test::make_paged_batch(heads, block_size, seqs, dtype, rng());
+    SCOPED_TRACE(test::describe(b, dtype));
+    test::expect_close(run_gpu(b, dtype), test::paged_attention_reference(b), tolerance,
+                       "prefill kernel");
+  }
+  void check(const AttentionHeads& heads, std::int64_t block_size,
+             const std::vector<SequenceLens>& seqs, DType dtype) {
+    check(heads, block_size, seqs, dtype, test::tolerance(dtype));
+  }
+
+  std::int32_t random_len(std::int32_t lo, std::int32_t hi) {
+    return static_cast<std::int32_t>(random_int(lo, hi));
+  }
+
+  // Decode steps first, then prompts and chunks: lengths around the query tiles (32, 64, 128
+  // tokens) and the key tile (64), contexts ending on and just past block boundaries.
+  std::vector<SequenceLens> ragged_batch(std::int32_t block) {
+    const std::int32_t prompt = random_len(2, 600), chunk = random_len(1, 300);
+    return {
+        {1, 1},                        // a one-token prompt
+        {random_len(2, 700), 1},       // decode steps
+        {2 * block + 1, 1},
+        {block, block},                // a prompt filling its blocks exactly
+        {block + 1, block + 1},        // just past a block boundary
+        {127, 127}, {129, 129}, {65, 65}, {33, 33},
+        {3 * block + 5, 7},            // a prefix-cache hit of 3 blocks and change
+        {2 * block, block},            // a second prefill chunk ending on a boundary
+        {4 * block + 100, 100},        // a later chunk, past several blocks
+        {prompt + chunk, prompt},      // random
+    };
+  }
+};
+
+TEST_F(PrefillAttentionKernel, FastPathMatchesReference) {
+  for (const AttentionHeads& heads : kFastHeads)
+    for (std::int64_t bs : kBlockSizes)
+      check(heads, bs, ragged_batch(static_cast<std::int32_t>(bs)), DType::bf16);
+}
+
+TEST_F(PrefillAttentionKernel, GenericPathMatchesReference) {
+  for (DType dtype : test::kElementTypes)
+    for (const AttentionHeads& heads : kGenericHeads)
+      for (std::int64_t bs : {std::int64_t{1}, std::int64_t{16}})
+        check(heads, bs, ragged_batch(static_cast<std::int32_t>(bs)), dtype);
+  for (const AttentionHeads& heads : kFastHeads)  // f32 at the fast sizes
+    check(heads, 16, ragged_batch(16), DType::f32);
+}
+
+// Prompts and chunks up to 2k tokens: many query and key tiles per sequence. The flash kernel
+// rounds the softmax weights to bf16 for the P V product (as flash attention does): an error of
+// up to 2^-9 of each weight times |v| <= 2, which shows in the rows of few keys whose values
+// cancel, against a tolerance scaled by the batch's rms output, small here (most rows average
+// thousands of values). Wrong keys, masks or scaling are off by far more than 5%; the short
+// batches above keep the 1% tolerance.
+TEST_F(PrefillAttentionKernel, LongPromptsMatchReference) {
+  constexpr float kBf16WeightsTolerance = 5e-2f;
+  for (const AttentionHeads& heads : {kFastHeads[0], kFastHeads[1]})
+    for (std::int64_t bs : {16, 256})
+      check(heads, bs,
+            {{random_len(1, 900), 1},
+             {2048, 2048},
+             {1536 + 700, 700},  // a chunk after a 1.5k prefix
+             {random_len(1000, 2000), random_len(1, 1000)}},
+            DType::bf16, kBf16WeightsTolerance);
+}
+
+// A bad block table entry turns the rows whose keys reach it NaN (here the whole prompt: one
+// query tile), never reads outside the cache, and leaves the other sequences right.
+TEST_F(PrefillAttentionKernel, BlockOutsideCacheGivesNan) {
+  for (const AttentionHeads& heads : {kFastHeads[0], kGenericHeads[0]}) {
+    for (DType dtype : test::kElementTypes) {
+      PagedBatch b = test::make_paged_batch(heads, 16, {{40, 40}, {70, 50}}, dtype, rng());
+      SCOPED_TRACE(test::describe(b, dtype));
+      const auto want = test::paged_attention_reference(b);
+      b.block_tables[1] = static_cast<std::int32_t>(b.num_blocks);  // sequence 0's second block
+      const auto got = run_gpu(b, dtype);
+      const auto rows = static_cast<std::ptrdiff_t>(40 * heads.heads * heads.head_dim);
+      const auto nans = std::count_if(got.begin() + rows / 2, got.begin() + rows,
+                                      [](float x) { return std::isnan(x); });
+      EXPECT_EQ(nans, rows / 2) << "sequence 0's tokens past its bad block";
+      test::expect_close(std::vector<float>(got.begin() + rows, got.end()),
+                         std::vector<float>(want.begin() + rows, want.end()),
+                         test::tolerance(dtype), "the other sequence");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace minivllm

@@ -78,24 +78,32 @@ std::vector<RequestOutput> LLMEngine::step() {
   }
   ++num_steps_;
   prepare_batch(plan, scheduler_.block_manager().block_size(), batch_);
-  const std::span<const float> logits = runner_.execute(batch_);
-  scheduler_.finish_step(plan);
-
-  const auto vocab = static_cast<std::size_t>(runner_.vocab_size());
   std::vector<SamplerRow> rows;
   std::vector<Sequence*> sampled;
-  std::size_t row = 0;
   for (const ScheduledSequence& s : plan.seqs) {
-    const int n = logits_rows_of(s);
-    if (s.prompt_logits) record_prompt_logprobs(*s.seq, s, logits.data() + row * vocab);
-    row += n;
     if (!s.sample) continue;
     Sequence& seq = *s.seq;
-    rows.push_back({logits.subspan((row - 1) * vocab, vocab), &seq.params(), seq.prompt_ids(),
-                    seq.output_ids(), config_.eos_token_ids, &seq.rng});
+    rows.push_back({{}, &seq.params(), seq.prompt_ids(), seq.output_ids(), config_.eos_token_ids,
+                    &seq.rng});
     sampled.push_back(&seq);
   }
-  const std::vector<SampledToken> tokens = sample_batch(rows);
+  std::vector<SampledToken> tokens;
+  if (std::none_of(plan.seqs.begin(), plan.seqs.end(),
+                   [](const ScheduledSequence& s) { return s.prompt_logits; })) {
+    tokens = runner_.execute_and_sample(batch_, rows);  // one logits row per sampled sequence
+  } else {
+    // Prompt logprobs need every prompt row on the host: the sampled rows are sampled there too.
+    const std::span<const float> logits = runner_.execute(batch_);
+    const auto vocab = static_cast<std::size_t>(runner_.vocab_size());
+    std::size_t row = 0, next = 0;
+    for (const ScheduledSequence& s : plan.seqs) {
+      if (s.prompt_logits) record_prompt_logprobs(*s.seq, s, logits.data() + row * vocab);
+      row += logits_rows_of(s);
+      if (s.sample) rows[next++].logits = logits.subspan((row - 1) * vocab, vocab);
+    }
+    tokens = sample_batch(rows);
+  }
+  scheduler_.finish_step(plan);
 
   for (std::size_t i = 0; i < sampled.size(); ++i) {
     Sequence& seq = *sampled[i];

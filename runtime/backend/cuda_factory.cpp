@@ -7,8 +7,8 @@
 
 namespace minivllm {
 
-std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype) {
-  return std::make_unique<CudaOps>(compute_dtype, 0);
+std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype, bool cuda_graphs) {
+  return std::make_unique<CudaOps>(compute_dtype, 0, cuda_graphs);
 }
 
 std::int64_t free_cuda_memory() {

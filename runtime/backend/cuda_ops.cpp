@@ -8,6 +8,7 @@
 
 #include "backend/batch_checks.hpp"
 #include "backend/cuda_check.hpp"
+#include "backend/cuda_step_runner.hpp"
 #include "kernels/cuda/activation.cuh"
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/embedding.cuh"
@@ -39,6 +40,21 @@ void require_device(const Tensor& t, DType dtype, std::size_t rank, const std::s
 
 cudaDataType_t blas_type(DType t) { return t == DType::f32 ? CUDA_R_32F : CUDA_R_16BF; }
 
+// cuBLAS's recommended workspace on Hopper.
+constexpr std::size_t kBlasWorkspaceBytes = std::size_t{32} << 20;
+
+// A tensor of `shape` without memory, for the host-side shape checks.
+Tensor shape_only(Shape shape) {
+  return {nullptr, nullptr, DType::f32, std::move(shape), Device::cuda};
+}
+
+// How many of the batch's sequences, from the first, have exactly one new token.
+std::int32_t leading_decodes(const Batch& batch) {
+  std::int32_t s = 0;
+  while (s < batch.num_seqs() && batch.query_start[s + 1] - batch.query_start[s] == 1) ++s;
+  return s;
+}
+
 }  // namespace
 
 bool CudaOps::device_available() {
@@ -46,7 +62,8 @@ bool CudaOps::device_available() {
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
-CudaOps::CudaOps(DType compute_dtype, int device) : dtype_(compute_dtype), device_(device) {
+CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs)
+    : dtype_(compute_dtype), device_(device), cuda_graphs_(cuda_graphs) {
   require(dtype_ == DType::bf16 || dtype_ == DType::f32, "CudaOps",
           "compute dtype must be BF16 or F32, is " + std::string(dtype_name(dtype_)));
   int count = 0;
@@ -56,10 +73,13 @@ CudaOps::CudaOps(DType compute_dtype, int device) : dtype_(compute_dtype), devic
               " visible CUDA devices");
   MV_CUDA_CHECK(cudaSetDevice(device_));
   pool_ = cuda::DevicePool::create(device_);
+  allocator_ = pool_.get();
+  blas_workspace_ = pool_->allocate(kBlasWorkspaceBytes);
   MV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   try {
     MV_CUDA_CHECK(cublasCreate(&blas_));
-    MV_CUDA_CHECK(cublasSetStream(blas_, stream_));
+    MV_CUDA_CHECK(cublasSetStream(blas_, stream_));  // resets the workspace: set it after
+    MV_CUDA_CHECK(cublasSetWorkspace(blas_, blas_workspace_.get(), kBlasWorkspaceBytes));
   } catch (...) {
     if (blas_ != nullptr) cublasDestroy(blas_);
     cudaStreamDestroy(stream_);
@@ -77,20 +97,63 @@ CudaOps::~CudaOps() {
 
 Tensor CudaOps::empty(const Shape& shape, DType dtype) {
   const std::size_t bytes = static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype);
-  auto owner = pool_->allocate(bytes);
+  auto owner = allocator_->allocate(bytes);
   void* p = owner.get();
   return {std::move(owner), p, dtype, shape, Device::cuda};
 }
 
+Tensor CudaOps::zeros(const Shape& shape, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  if (t.nbytes() > 0) MV_CUDA_CHECK(cudaMemsetAsync(t.data(), 0, t.nbytes(), stream_));
+  return t;
+}
+
+std::unique_ptr<StepRunner> CudaOps::make_step_runner(StepForward forward) {
+  return std::make_unique<cuda::CudaStepRunner>(*this, std::move(forward), cuda_graphs_);
+}
+
+CudaOps::StepScope::StepScope(CudaOps& ops, Step& step, cuda::DeviceAllocator& allocator)
+    : ops_(ops), previous_step_(ops.step_), previous_allocator_(ops.allocator_) {
+  ops.step_ = &step;
+  ops.allocator_ = &allocator;
+}
+
+CudaOps::StepScope::~StepScope() {
+  ops_.step_ = previous_step_;
+  ops_.allocator_ = previous_allocator_;
+}
+
+const cuda::DeviceBatch* CudaOps::staged(const Batch& batch) const {
+  return step_ != nullptr && step_->batch == &batch ? &step_->device : nullptr;
+}
+
 template <class T>
-CudaOps::DeviceArray<T> CudaOps::upload(const std::vector<T>& host) {
-  auto owner = pool_->allocate(host.size() * sizeof(T));
+const T* CudaOps::upload(const std::vector<T>& host, std::shared_ptr<void>& keep) {
+  // A graph would read the host vector's address long after it is gone.
+  require(step_ == nullptr || !step_->capturing, "upload",
+          "a captured step must take every batch array from the step's own Batch");
+  keep = allocator_->allocate(host.size() * sizeof(T));
   // From pageable memory the copy returns once the data is staged: `host` may go right after.
   if (!host.empty())
-    MV_CUDA_CHECK(cudaMemcpyAsync(owner.get(), host.data(), host.size() * sizeof(T),
+    MV_CUDA_CHECK(cudaMemcpyAsync(keep.get(), host.data(), host.size() * sizeof(T),
                                   cudaMemcpyHostToDevice, stream_));
-  const auto* data = static_cast<const T*>(owner.get());
-  return {std::move(owner), data};
+  return static_cast<const T*>(keep.get());
+}
+
+void CudaOps::check_token_ids(const Batch& batch, std::int64_t vocab) const {
+  for (const std::int32_t id : batch.token_ids)
+    require(id >= 0 && id < vocab, "embedding",
+            "token id " + std::to_string(id) + " outside the vocabulary of " +
+                std::to_string(vocab));
+}
+
+void CudaOps::check_batch(const Batch& batch, const BatchBounds& bounds) const {
+  check_token_ids(batch, bounds.vocab);
+  const Tensor cache = shape_only(bounds.kv_cache);
+  const Tensor kv = shape_only({batch.num_tokens(), cache.dim(2) * cache.dim(3)});
+  check_write_kv("CudaOps", kv, kv, cache, cache, batch);
+  check_paged_attention("CudaOps", shape_only({batch.num_tokens(), bounds.q_width}), cache, cache,
+                        batch);
 }
 
 // t in another dtype (bf16 <-> f32) as a new tensor; t itself when it already is `to`.
@@ -127,14 +190,14 @@ void CudaOps::to_host(const Tensor& t, void* dst) {
 Tensor CudaOps::embedding(const Tensor& table, const Batch& batch) {
   require_device(table, dtype_, 2, "embedding", "table");
   const std::int64_t vocab = table.dim(0);
-  for (const std::int32_t id : batch.token_ids)
-    require(id >= 0 && id < vocab, "embedding",
-            "token id " + std::to_string(id) + " outside the vocabulary of " +
-                std::to_string(vocab));
+  check_token_ids(batch, vocab);
+  const cuda::DeviceBatch* step = staged(batch);
+  if (step != nullptr) step_->checked.vocab = vocab;
   Tensor out = empty({batch.num_tokens(), table.dim(1)}, dtype_);
   if (batch.token_ids.empty()) return out;
-  const auto ids = upload(batch.token_ids);
-  MV_CUDA_CHECK(cuda::launch_embedding(dtype_, table.data(), vocab, table.dim(1), ids.data,
+  std::shared_ptr<void> keep;
+  const std::int32_t* ids = step != nullptr ? step->token_ids : upload(batch.token_ids, keep);
+  MV_CUDA_CHECK(cuda::launch_embedding(dtype_, table.data(), vocab, table.dim(1), ids,
                                        batch.num_tokens(), out.data(), stream_));
   return out;
 }
@@ -208,12 +271,13 @@ void CudaOps::rotary_embedding(Tensor& q, Tensor& k, const Tensor& inv_freq, con
   require(head_dim > 0 && q.dim(1) % head_dim == 0 && k.dim(1) % head_dim == 0,
           "rotary_embedding", "q/k width is not a multiple of head_dim");
   if (batch.positions.empty()) return;
-  const auto positions = upload(batch.positions);
+  const cuda::DeviceBatch* step = staged(batch);
+  std::shared_ptr<void> keep;
   cuda::RotaryParams p;
   p.dtype = dtype_;
   p.q = q.data();
   p.k = k.data();
-  p.positions = positions.data;
+  p.positions = step != nullptr ? step->positions : upload(batch.positions, keep);
   p.inv_freq = inv_freq.data_as<float>();
   p.num_tokens = q.dim(0);
   p.num_heads = q.dim(1) / head_dim;
@@ -242,8 +306,11 @@ void CudaOps::write_kv(const Tensor& k, const Tensor& v, Tensor& key_cache, Tens
   const std::int64_t width = key_cache.dim(2) * key_cache.dim(3);
   const std::int64_t num_slots = check_write_kv("CudaOps", k, v, key_cache, value_cache, batch);
   if (batch.slot_mapping.empty()) return;
-  const auto slots = upload(batch.slot_mapping);
-  MV_CUDA_CHECK(cuda::launch_write_kv(dtype_, k.data(), v.data(), slots.data, k.dim(0), width,
+  const cuda::DeviceBatch* step = staged(batch);
+  std::shared_ptr<void> keep;
+  const std::int64_t* slots =
+      step != nullptr ? step->slot_mapping : upload(batch.slot_mapping, keep);
+  MV_CUDA_CHECK(cuda::launch_write_kv(dtype_, k.data(), v.data(), slots, k.dim(0), width,
                                       key_cache.data(), value_cache.data(), num_slots, stream_));
 }
 
@@ -253,19 +320,19 @@ Tensor CudaOps::paged_attention(const Tensor& q, const Tensor& key_cache,
   require_device(key_cache, dtype_, 4, "paged_attention", "key cache");
   require_device(value_cache, dtype_, 4, "paged_attention", "value cache");
   const AttentionShape shape = check_paged_attention("CudaOps", q, key_cache, value_cache, batch);
+  const cuda::DeviceBatch* step = staged(batch);
+  if (step != nullptr) step_->checked = {step_->checked.vocab, key_cache.shape(), q.dim(1)};
   Tensor out = empty(q.shape(), dtype_);
   if (q.numel() == 0) return out;
-  const auto block_tables = upload(batch.block_tables);
-  const auto query_start = upload(batch.query_start);
-  const auto context_lens = upload(batch.context_lens);
+  std::shared_ptr<void> keep[3];
   cuda::PagedAttentionParams p;
   p.dtype = dtype_;
   p.q = q.data();
   p.key_cache = key_cache.data();
   p.value_cache = value_cache.data();
-  p.block_tables = block_tables.data;
-  p.query_start = query_start.data;
-  p.context_lens = context_lens.data;
+  p.block_tables = step != nullptr ? step->block_tables : upload(batch.block_tables, keep[0]);
+  p.query_start = step != nullptr ? step->query_start : upload(batch.query_start, keep[1]);
+  p.context_lens = step != nullptr ? step->context_lens : upload(batch.context_lens, keep[2]);
   p.num_seqs = batch.num_seqs();
   p.max_query_len = shape.max_query_len;
   p.max_blocks_per_seq = batch.max_blocks_per_seq;
@@ -276,9 +343,28 @@ Tensor CudaOps::paged_attention(const Tensor& q, const Tensor& key_cache,
   p.head_dim = key_cache.dim(3);
   p.scale = scale;
   p.out = out.data();
-  const bool all_decode = shape.max_query_len == 1 && batch.num_tokens() == batch.num_seqs();
-  MV_CUDA_CHECK(all_decode ? cuda::launch_decode_attention(p, stream_)
-                           : cuda::launch_prefill_attention(p, stream_));
+  // The leading one-token sequences through the decode kernel, the rest through the prefill
+  // kernel from an offset into the per-sequence arrays (query_start holds absolute token rows).
+  const std::int32_t decodes = leading_decodes(batch);
+  if (decodes > 0) {
+    cuda::PagedAttentionParams d = p;
+    d.num_seqs = decodes;
+    // The decode kernel's split-K partial results; back to the allocator in stream order.
+    std::shared_ptr<void> workspace;
+    if ((d.workspace_bytes = cuda::decode_attention_workspace_bytes(d)) > 0) {
+      workspace = allocator_->allocate(d.workspace_bytes);
+      d.workspace = workspace.get();
+    }
+    MV_CUDA_CHECK(cuda::launch_decode_attention(d, stream_));
+  }
+  if (decodes < p.num_seqs) {
+    cuda::PagedAttentionParams r = p;
+    r.num_seqs -= decodes;
+    r.block_tables += static_cast<std::ptrdiff_t>(decodes) * batch.max_blocks_per_seq;
+    r.query_start += decodes;
+    r.context_lens += decodes;
+    MV_CUDA_CHECK(cuda::launch_prefill_attention(r, stream_));
+  }
   return out;
 }
 
@@ -290,8 +376,11 @@ Tensor CudaOps::gather_rows(const Tensor& x, const std::vector<std::int32_t>& ro
   const auto n = static_cast<std::int64_t>(rows.size());
   Tensor out = empty({n, x.dim(1)}, dtype_);
   if (out.numel() > 0) {
-    const auto ids = upload(rows);
-    MV_CUDA_CHECK(cuda::launch_embedding(dtype_, x.data(), x.dim(0), x.dim(1), ids.data, n,
+    // The step's copy when these are its batch's logits rows (layers::logits passes them).
+    const bool step_rows = step_ != nullptr && &rows == &step_->batch->logits_rows;
+    std::shared_ptr<void> keep;
+    const std::int32_t* ids = step_rows ? step_->device.logits_rows : upload(rows, keep);
+    MV_CUDA_CHECK(cuda::launch_embedding(dtype_, x.data(), x.dim(0), x.dim(1), ids, n,
                                          out.data(), stream_));
   }
   // f32 so that lm_head's GEMM writes f32 logits (see cuda_ops.hpp).

@@ -9,8 +9,13 @@
 //   weight may be bf16): layers::logits is lm_head(gather_rows(hidden)), so the logits come out
 //   f32 as the Model contract asks, without a bf16 rounding of the logits.
 // - The Batch's arrays are validated on the host (the kernels write NaN for bad input, never
-//   throw) and uploaded by each op that needs them: a few small copies per layer, simple and
-//   correct; caching them per step is an optimization left for later.
+//   throw). A step run through make_step_runner() copies the whole batch to the device once
+//   (cuda_step_runner.hpp) and its ops read that copy; an op called with another batch (a
+//   model's forward called directly) uploads what it needs itself.
+// - paged_attention runs the batch's leading one-token sequences (the scheduler puts decodes
+//   first) through the decode kernel and the rest through the prefill kernel.
+// - With cuda_graphs, pure-decode steps of up to 256 sequences replay CUDA graphs captured per
+//   batch-size bucket (decode_graphs.hpp).
 // - to_host synchronizes the stream; every other op only queues work. The calling thread must
 //   be the one CudaOps was created on or have the same device current.
 #include <cstdint>
@@ -22,14 +27,21 @@
 
 #include <minivllm/ops.hpp>
 
+#include "backend/batch_upload.hpp"
 #include "backend/device_pool.hpp"
 
 namespace minivllm {
 
+namespace cuda {
+class CudaStepRunner;
+class DecodeGraphs;
+}  // namespace cuda
+
 class CudaOps final : public Ops {
  public:
-  // compute_dtype: bf16 or f32; device: a CUDA device index. Throws minivllm::Error otherwise.
-  CudaOps(DType compute_dtype, int device = 0);
+  // compute_dtype: bf16 or f32; device: a CUDA device index. cuda_graphs: step runners replay
+  // pure-decode steps as CUDA graphs. Throws minivllm::Error on a bad dtype or device.
+  CudaOps(DType compute_dtype, int device = 0, bool cuda_graphs = false);
   ~CudaOps() override;
   CudaOps(const CudaOps&) = delete;
   CudaOps& operator=(const CudaOps&) = delete;
@@ -40,10 +52,14 @@ class CudaOps final : public Ops {
   Device device() const override { return Device::cuda; }
   DType compute_dtype() const { return dtype_; }
   cudaStream_t stream() const { return stream_; }
+  // Blocks the caching pool got from cudaMalloc so far (flat in a steady state).
+  std::size_t device_allocations() const { return pool_->device_allocations(); }
 
   Tensor empty(const Shape& shape, DType dtype) override;
   Tensor from_host(const void* data, DType dtype, const Shape& shape) override;
   void to_host(const Tensor& t, void* dst) override;
+  Tensor zeros(const Shape& shape, DType dtype) override;  // cudaMemsetAsync, no host buffer
+  std::unique_ptr<StepRunner> make_step_runner(StepForward forward) override;
 
   Tensor embedding(const Tensor& table, const Batch& batch) override;
   Tensor linear(const Tensor& x, const Tensor& weight) override;
@@ -61,21 +77,56 @@ class CudaOps final : public Ops {
   Tensor gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) override;
 
  private:
-  // A host array copied to the device, alive as long as `owner`.
-  template <class T>
-  struct DeviceArray {
-    std::shared_ptr<void> owner;
-    const T* data = nullptr;
+  friend class cuda::CudaStepRunner;
+  friend class cuda::DecodeGraphs;
+
+  // What the ops of a step checked its batch against, so that a graph replay, which calls no op,
+  // checks a new batch against the same (check_batch).
+  struct BatchBounds {
+    std::int64_t vocab = 0;  // embedding table rows
+    Shape kv_cache;          // one layer's [num_blocks, block_size, kv_heads, head_dim]
+    std::int64_t q_width = 0;
   };
+  // The step a runner is running: ops given `batch` read its device copy.
+  struct Step {
+    const Batch* batch = nullptr;
+    cuda::DeviceBatch device;
+    bool capturing = false;  // into a CUDA graph: nothing may be copied from the host
+    BatchBounds checked;
+  };
+  // Makes `step` the current step, and `allocator` where tensors come from, until destroyed.
+  class StepScope {
+   public:
+    StepScope(CudaOps& ops, Step& step, cuda::DeviceAllocator& allocator);
+    ~StepScope();
+    StepScope(const StepScope&) = delete;
+    StepScope& operator=(const StepScope&) = delete;
+
+   private:
+    CudaOps& ops_;
+    Step* previous_step_;
+    cuda::DeviceAllocator* previous_allocator_;
+  };
+
+  // The step's device copy when `batch` is the current step's, else null.
+  const cuda::DeviceBatch* staged(const Batch& batch) const;
+  // `host` copied to the device (for an op outside a step); `keep` holds the copy.
   template <class T>
-  DeviceArray<T> upload(const std::vector<T>& host);
+  const T* upload(const std::vector<T>& host, std::shared_ptr<void>& keep);
+  void check_token_ids(const Batch& batch, std::int64_t vocab) const;
+  // A replayed step's batch against what the captured step's ops checked.
+  void check_batch(const Batch& batch, const BatchBounds& bounds) const;
   Tensor convert(const Tensor& t, DType to);
 
   DType dtype_;
   int device_;
+  bool cuda_graphs_;
   std::shared_ptr<cuda::DevicePool> pool_;
+  cuda::DeviceAllocator* allocator_;  // the pool, or a graph arena during a capture
+  Step* step_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
+  std::shared_ptr<void> blas_workspace_;  // fixed, so that captured GEMMs allocate nothing
 };
 
 }  // namespace minivllm

@@ -6,17 +6,6 @@
 
 namespace minivllm::cuda {
 
-namespace {
-
-// Sizes are rounded up so that near-equal requests (activations of varying token counts) share
-// free lists; 512 bytes also keeps every block aligned for vectorized kernels.
-std::size_t round_up(std::size_t bytes) {
-  constexpr std::size_t kGranule = 512;
-  return bytes == 0 ? kGranule : (bytes + kGranule - 1) / kGranule * kGranule;
-}
-
-}  // namespace
-
 std::shared_ptr<DevicePool> DevicePool::create(int device) {
   return std::shared_ptr<DevicePool>(new DevicePool(device));
 }
@@ -36,7 +25,7 @@ void DevicePool::release_idle() {
 }
 
 std::shared_ptr<void> DevicePool::allocate(std::size_t bytes) {
-  const std::size_t size = round_up(bytes);
+  const std::size_t size = size_class(bytes);
   void* block = nullptr;
   {
     std::lock_guard lock(mutex_);
@@ -54,8 +43,15 @@ std::shared_ptr<void> DevicePool::allocate(std::size_t bytes) {
       release_idle();
       MV_CUDA_CHECK(cudaMalloc(&block, size));
     }
+    std::lock_guard lock(mutex_);
+    ++device_allocations_;
   }
   return {block, [pool = shared_from_this(), size](void* p) { pool->release(p, size); }};
+}
+
+std::size_t DevicePool::device_allocations() const {
+  std::lock_guard lock(mutex_);
+  return device_allocations_;
 }
 
 void DevicePool::release(void* block, std::size_t bytes) {

@@ -1,34 +1,40 @@
 #pragma once
-// A caching allocator of device memory: freed blocks are kept by (rounded) size and handed out
-// again, because cudaFree synchronizes the device and would stall every op. Blocks are reused in
-// stream order, which is safe while all work runs on one stream (CudaOps has one).
+// A caching allocator of device memory: freed blocks are kept by size class and handed out
+// again, so that steps after the first few neither cudaMalloc (an implicit barrier) nor cudaFree
+// (which waits for the whole device). Blocks are reused in stream order, which is safe while all
+// work runs on one stream (CudaOps has one).
 #include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "backend/device_allocator.hpp"
+
 namespace minivllm::cuda {
 
-class DevicePool : public std::enable_shared_from_this<DevicePool> {
+class DevicePool final : public DeviceAllocator, public std::enable_shared_from_this<DevicePool> {
  public:
   static std::shared_ptr<DevicePool> create(int device);
-  ~DevicePool();
+  ~DevicePool() override;
   DevicePool(const DevicePool&) = delete;
   DevicePool& operator=(const DevicePool&) = delete;
 
-  // At least `bytes` of device memory; the last copy of the pointer returns it to the pool
-  // (the deleter holds the pool, so the pool outlives every block it handed out).
-  std::shared_ptr<void> allocate(std::size_t bytes);
+  std::shared_ptr<void> allocate(std::size_t bytes) override;
+
+  // How many blocks came from cudaMalloc so far: flat once a workload's sizes have been seen.
+  std::size_t device_allocations() const;
 
  private:
   explicit DevicePool(int device) : device_(device) {}
   void release(void* block, std::size_t bytes);
-  void release_idle();  // cudaFrees every idle block (synchronizes: only when memory runs out)
+  // cudaFrees every idle block. It waits for the device: only when cudaMalloc runs out of memory.
+  void release_idle();
 
   int device_;
-  std::mutex mutex_;
-  std::map<std::size_t, std::vector<void*>> free_;  // rounded size -> idle blocks
+  mutable std::mutex mutex_;
+  std::map<std::size_t, std::vector<void*>> free_;  // size class -> idle blocks
+  std::size_t device_allocations_ = 0;
 };
 
 }  // namespace minivllm::cuda

@@ -5,7 +5,7 @@
 namespace minivllm {
 
 std::unique_ptr<Ops> make_ops(const Config& config) {
-  if (config.runtime.backend == Backend::cuda) return make_cuda_ops(config.model.dtype);
+  if (config.runtime.backend == Backend::cuda) return make_cuda_ops(config.model.dtype, config.runtime.cuda_graphs);
   return std::make_unique<CpuOps>();
 }
 

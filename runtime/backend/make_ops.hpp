@@ -18,7 +18,7 @@ std::unique_ptr<Ops> make_ops(const Config& config);
 DType kv_cache_dtype(const Config& config);
 
 // The CUDA half (cuda_factory*.cpp). make_cuda_ops: a CudaOps on device 0.
-std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype);
+std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype, bool cuda_graphs);
 // Free memory of the current CUDA device in bytes (cudaMemGetInfo); call on the ops' thread.
 std::int64_t free_cuda_memory();
 

@@ -22,6 +22,7 @@ struct RuntimeOptions {
   Backend backend = Backend::cpu;
   std::vector<std::filesystem::path> plugin_dirs;
   LogLevel log_level = LogLevel::info;
+  bool cuda_graphs = true;  // replay pure-decode steps as CUDA graphs (cuda backend only)
 };
 
 struct CacheOptions {

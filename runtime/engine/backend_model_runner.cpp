@@ -4,16 +4,28 @@
 
 namespace minivllm {
 
-std::span<const float> BackendModelRunner::execute(const Batch& batch) {
-  const Tensor logits = model_.forward(batch, kv_);
+Tensor BackendModelRunner::forward(const Batch& batch) {
+  Tensor logits = steps_->run(batch);
   const auto rows = static_cast<std::int64_t>(batch.logits_rows.size());
   if (logits.dtype() != DType::f32 || logits.rank() != 2 || logits.dim(0) != rows ||
       logits.dim(1) != vocab_size_)
     throw Error("model returned logits " + shape_string(logits.shape()) + ", expected f32 [" +
                 std::to_string(rows) + ", " + std::to_string(vocab_size_) + "]");
+  return logits;
+}
+
+std::span<const float> BackendModelRunner::execute(const Batch& batch) {
+  const Tensor logits = forward(batch);
   logits_.resize(static_cast<std::size_t>(logits.numel()));
-  if (rows > 0) ops_.to_host(logits, logits_.data());
+  if (logits.numel() > 0) ops_.to_host(logits, logits_.data());
   return logits_;
+}
+
+std::vector<SampledToken> BackendModelRunner::execute_and_sample(
+    const Batch& batch, std::span<const SamplerRow> rows) {
+  if (!sampler_ || rows.size() != batch.logits_rows.size())
+    return ModelRunner::execute_and_sample(batch, rows);  // (which rejects a size mismatch)
+  return sampler_->sample(forward(batch), rows);
 }
 
 }  // namespace minivllm

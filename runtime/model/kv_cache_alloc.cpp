@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <string>
-#include <vector>
 
 #include <minivllm/error.hpp>
 
@@ -14,11 +13,10 @@ KvCacheView allocate_kv_cache(Ops& ops, const KvCacheSpec& spec, std::int64_t nu
     throw Error("KV cache needs at least one block of at least one token");
   const Shape shape{num_blocks, block_size, spec.num_kv_heads, spec.head_dim};
   // Zeroed so that a read of a never-written slot (a bug) is deterministic.
-  const std::vector<std::byte> zeros(static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype));
   KvCacheView kv{num_blocks, block_size, {}, {}};
   for (std::int64_t l = 0; l < spec.num_layers; ++l) {
-    kv.keys.push_back(ops.from_host(zeros.data(), dtype, shape));
-    kv.values.push_back(ops.from_host(zeros.data(), dtype, shape));
+    kv.keys.push_back(ops.zeros(shape, dtype));
+    kv.values.push_back(ops.zeros(shape, dtype));
   }
   return kv;
 }

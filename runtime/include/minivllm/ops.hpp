@@ -5,10 +5,30 @@
 // the CPU; bf16 or f32 on CUDA) unless stated; weights are what the WeightLoader returned. Logits
 // come out f32 on every backend (gather_rows returns f32 and linear keeps its input's dtype).
 // Shapes are checked; a mismatch throws minivllm::Error.
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
+
 #include <minivllm/batch.hpp>
 #include <minivllm/tensor.hpp>
 
 namespace minivllm {
+
+// One forward step of one model over its KV cache: the model's forward(batch, kv).
+using StepForward = std::function<Tensor(const Batch& batch)>;
+
+// Runs a StepForward step after step (Ops::make_step_runner): the runtime's way into a step, so
+// that a backend can treat the step as a unit (stage the batch once for all its ops, replay a
+// captured step) while the model only ever sees Ops.
+class StepRunner {
+ public:
+  virtual ~StepRunner() = default;
+  // The forward's logits for `batch`, valid until the next run. `batch` must not change while
+  // the call runs.
+  virtual Tensor run(const Batch& batch) = 0;
+};
 
 class Ops {
  public:
@@ -19,6 +39,24 @@ class Ops {
   virtual Tensor empty(const Shape& shape, DType dtype) = 0;
   virtual Tensor from_host(const void* data, DType dtype, const Shape& shape) = 0;
   virtual void to_host(const Tensor& t, void* dst) = 0;  // t.nbytes() bytes
+  // A zero-filled tensor (the KV cache). This default goes through a host buffer; a backend
+  // with a faster way overrides it.
+  virtual Tensor zeros(const Shape& shape, DType dtype) {
+    const std::vector<std::byte> host(static_cast<std::size_t>(shape_numel(shape)) *
+                                      dtype_size(dtype));
+    return from_host(host.data(), dtype, shape);
+  }
+
+  // How the runtime runs steps of `forward` (one model over one KV cache; the runner keeps it).
+  // This default calls forward as it is.
+  virtual std::unique_ptr<StepRunner> make_step_runner(StepForward forward) {
+    struct Direct final : StepRunner {
+      explicit Direct(StepForward f) : forward(std::move(f)) {}
+      Tensor run(const Batch& batch) override { return forward(batch); }
+      StepForward forward;
+    };
+    return std::make_unique<Direct>(std::move(forward));
+  }
 
   // table[batch.token_ids]: table [vocab, hidden] -> [num_tokens, hidden].
   virtual Tensor embedding(const Tensor& table, const Batch& batch) = 0;

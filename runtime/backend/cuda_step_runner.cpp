@@ -1,0 +1,26 @@
+#include "backend/cuda_step_runner.hpp"
+
+#include <utility>
+
+namespace minivllm::cuda {
+
+CudaStepRunner::CudaStepRunner(CudaOps& ops, StepForward forward, bool cuda_graphs)
+    : ops_(ops), forward_(std::move(forward)), uploader_(ops.stream()),
+      graphs_(cuda_graphs ? std::make_unique<DecodeGraphs>(ops, uploader_) : nullptr) {}
+
+Tensor CudaStepRunner::run(const Batch& batch) {
+  if (graphs_ != nullptr && DecodeGraphs::bucket_of(batch) > 0)
+    return graphs_->run(batch, forward_);
+  const BatchLayout layout = BatchLayout::of(batch);
+  if (inputs_bytes_ < layout.bytes) {
+    // The previous buffer goes back to the pool in stream order, after the steps that read it.
+    inputs_ = ops_.pool_->allocate(layout.bytes);
+    inputs_bytes_ = size_class(layout.bytes);
+  }
+  uploader_.upload(batch, layout, inputs_.get());
+  CudaOps::Step step{&batch, DeviceBatch::at(inputs_.get(), layout), false, {}};
+  const CudaOps::StepScope scope(ops_, step, *ops_.pool_);
+  return forward_(batch);
+}
+
+}  // namespace minivllm::cuda

@@ -1,0 +1,33 @@
+#pragma once
+// CudaOps' StepRunner: stages each step's Batch on the device in one pinned copy that every op of
+// the step reads, and, with cuda_graphs, replays pure-decode steps as CUDA graphs.
+#include <cstddef>
+#include <memory>
+
+#include <minivllm/ops.hpp>
+
+#include "backend/batch_upload.hpp"
+#include "backend/cuda_ops.hpp"
+#include "backend/decode_graphs.hpp"
+
+namespace minivllm::cuda {
+
+class CudaStepRunner final : public StepRunner {
+ public:
+  // `ops` must outlive the runner.
+  CudaStepRunner(CudaOps& ops, StepForward forward, bool cuda_graphs);
+
+  Tensor run(const Batch& batch) override;
+
+  const DecodeGraphs* graphs() const { return graphs_.get(); }  // null without cuda_graphs
+
+ private:
+  CudaOps& ops_;
+  StepForward forward_;
+  BatchUploader uploader_;
+  std::shared_ptr<void> inputs_;  // the staged batch on the device, grown when a step needs more
+  std::size_t inputs_bytes_ = 0;  // what the pool handed out: the size class of the request
+  std::unique_ptr<DecodeGraphs> graphs_;  // null without cuda_graphs
+};
+
+}  // namespace minivllm::cuda

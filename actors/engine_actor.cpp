@@ -25,6 +25,7 @@ struct Pending {
   // end, since a stop string can cut text already decoded.
   std::vector<IncrementalDecoder> decoders;
   int num_unfinished = 0;
+  std::uint64_t first_seq_id = 0;  // completion i is sequence first_seq_id + i
 };
 
 struct EngineState {
@@ -32,8 +33,10 @@ struct EngineState {
   std::int32_t vocab_size = 0;
   scheduler_actor scheduler;
   std::unordered_map<std::string, Pending> requests;
+  std::unordered_map<std::uint64_t, Pending*> by_seq;  // each sequence's request, while it runs
   std::unordered_set<caf::actor_addr> monitored;
   std::uint64_t next_id = 0;
+  std::uint64_t next_seq_id = 0;
 };
 
 using pointer = engine_impl_actor::stateful_pointer<EngineState>;
@@ -62,49 +65,76 @@ void validate(const EngineState& st, const SamplingParams& params,
                   std::to_string(st.vocab_size) + ")");
 }
 
-void deliver(EngineState& st, const std::string& id) {
-  const auto it = st.requests.find(id);
-  it->second.output.finished = true;
-  it->second.promise.deliver(std::move(it->second.output));
-  st.requests.erase(it);
+// Takes a request out of the tables, to be answered.
+auto take(EngineState& st, Pending& p) {
+  for (std::size_t i = 0; i < p.output.outputs.size(); ++i) st.by_seq.erase(p.first_seq_id + i);
+  return st.requests.extract(p.output.request_id);
 }
 
-void apply(pointer self, SeqUpdate& u) {
+void deliver(EngineState& st, Pending& p) {
+  auto taken = take(st, p);
+  Pending& q = taken.mapped();
+  q.output.finished = true;
+  q.promise.deliver(std::move(q.output));
+}
+
+void fail(EngineState& st, Pending& p, const std::string& error) {
+  auto taken = take(st, p);
+  Pending& q = taken.mapped();
+  q.promise.deliver(runtime_error("request " + q.output.request_id + ": " + error));
+}
+
+// Completion `index` of `p` got `token` (-1: none) in a step; `u`, when set, says what else.
+void apply(pointer self, Pending& p, std::size_t index, std::int32_t token, const SeqUpdate* u) {
   auto& st = self->state;
-  const auto it = st.requests.find(u.request_id);
-  if (it == st.requests.end()) return;  // already answered (shut down or failed)
-  Pending& p = it->second;
-  if (!u.error.empty()) {
-    p.promise.deliver(runtime_error("request " + u.request_id + ": " + u.error));
-    st.requests.erase(it);
-    return;
-  }
-  CompletionOutput& c = p.output.outputs.at(static_cast<std::size_t>(u.index));
-  if (u.token >= 0) c.token_ids.push_back(u.token);
-  c.logprobs.insert(c.logprobs.end(), u.logprobs.begin(), u.logprobs.end());
+  CompletionOutput& c = p.output.outputs.at(index);
+  if (token >= 0) c.token_ids.push_back(token);
+  const FinishReason finish = u ? u->finish_reason : FinishReason::none;
+  const bool finished = finish != FinishReason::none;
   RequestDelta delta;
-  const bool finished = u.finish_reason != FinishReason::none;
   if (!p.decoders.empty()) {
-    if (u.token >= 0 && has_text(*st.tokenizer, u.token)) delta.text = p.decoders[u.index].push(u.token);
-    if (finished) delta.text += p.decoders[u.index].finish();
+    if (token >= 0 && has_text(*st.tokenizer, token)) delta.text = p.decoders[index].push(token);
+    if (finished) delta.text += p.decoders[index].finish();
     c.text += delta.text;
   } else if (finished && st.tokenizer) {
-    c.text = u.finish_reason == FinishReason::abort ? decode_known(*st.tokenizer, c.token_ids) : u.text;
+    c.text = finish == FinishReason::abort ? decode_known(*st.tokenizer, c.token_ids) : u->text;
     delta.text = c.text;
   }
-  if (finished) {
-    c.finish_reason = u.finish_reason;
-    if (u.stop_str_set) c.stop_str = u.stop_str;
-    if (u.stop_token_id >= 0) c.stop_token_id = u.stop_token_id;
+  if (u) {
+    c.logprobs.insert(c.logprobs.end(), u->logprobs.begin(), u->logprobs.end());
+    if (finished) {
+      c.finish_reason = finish;
+      if (u->stop_str_set) c.stop_str = u->stop_str;
+      if (u->stop_token_id >= 0) c.stop_token_id = u->stop_token_id;
+    }
   }
   if (p.sink) {
-    delta.request_id = u.request_id;
-    delta.index = u.index;
-    if (u.token >= 0) delta.token_ids.push_back(u.token);
+    delta.request_id = p.output.request_id;
+    delta.index = static_cast<std::int32_t>(index);
+    if (token >= 0) delta.token_ids.push_back(token);
     delta.finished = finished;
     self->send(p.sink, std::move(delta));
   }
-  if (finished && --p.num_unfinished == 0) deliver(st, u.request_id);
+  if (finished && --p.num_unfinished == 0) deliver(st, p);
+}
+
+void apply(pointer self, StepOutputs& out) {
+  auto& st = self->state;
+  // A sequence that is not known any more belongs to a request already answered (shut down or
+  // failed).
+  for (const SeqToken& t : out.tokens) {
+    const auto it = st.by_seq.find(t.seq_id);
+    if (it == st.by_seq.end()) continue;
+    Pending& p = *it->second;
+    apply(self, p, t.seq_id - p.first_seq_id, t.token, nullptr);
+  }
+  for (const SeqUpdate& u : out.updates) {
+    const auto it = st.by_seq.find(u.seq_id);
+    if (it == st.by_seq.end()) continue;
+    Pending& p = *it->second;
+    if (!u.error.empty()) fail(st, p, u.error);
+    else apply(self, p, u.seq_id - p.first_seq_id, u.token, &u);
+  }
 }
 
 caf::result<RequestOutput> submit(pointer self, GenerateRequest& req, delta_sink& sink) {
@@ -129,20 +159,23 @@ caf::result<RequestOutput> submit(pointer self, GenerateRequest& req, delta_sink
   p.output.request_id = id;
   p.output.prompt_token_ids = prompt;
   p.num_unfinished = req.params.n;
+  p.first_seq_id = st.next_seq_id;
+  st.next_seq_id += static_cast<std::uint64_t>(req.params.n);
   for (int i = 0; i < req.params.n; ++i) {
     p.output.outputs.emplace_back().index = i;
     if (st.tokenizer && req.params.stop.empty())
       p.decoders.emplace_back(*st.tokenizer, /*skip_special_tokens=*/true);
   }
   auto promise = p.promise;
-  st.requests.emplace(id, std::move(p));
-  self->request(st.scheduler, caf::infinite, SeqRequest{id, std::move(prompt), std::move(req.params)})
+  Pending& pending = st.requests.emplace(id, std::move(p)).first->second;
+  for (int i = 0; i < req.params.n; ++i) st.by_seq.emplace(pending.first_seq_id + i, &pending);
+  self->request(st.scheduler, caf::infinite,
+                SeqRequest{id, pending.first_seq_id, std::move(prompt), std::move(req.params)})
       .then([](bool) {},
             [self, id](caf::error& err) {
-              SeqUpdate failed;
-              failed.request_id = id;
-              failed.error = error_text(self->system(), err);
-              apply(self, failed);
+              auto& st = self->state;
+              const auto it = st.requests.find(id);
+              if (it != st.requests.end()) fail(st, it->second, error_text(self->system(), err));
             });
   return promise;
 }
@@ -160,6 +193,7 @@ void abort_all(EngineState& st) {
     p.promise.deliver(std::move(p.output));
   }
   st.requests.clear();
+  st.by_seq.clear();
 }
 
 }  // namespace
@@ -200,9 +234,7 @@ engine_actor spawn_engine(caf::actor_system& sys, const RuntimeSpec& spec, std::
               // Links take the scheduler and the worker down with the engine.
               self->quit(caf::exit_reason::user_shutdown);
             },
-            [self](StepOutputs& out) {
-              for (SeqUpdate& u : out.updates) apply(self, u);
-            },
+            [self](StepOutputs& out) { apply(self, out); },
         };
       },
       spec.tokenizer, vocab_size, std::move(worker), spec.engine, std::move(detokenize));

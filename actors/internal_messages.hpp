@@ -11,17 +11,25 @@
 
 namespace minivllm {
 
-// engine -> scheduler: a validated request to schedule (its sequences are made there).
+// engine -> scheduler: a validated request to schedule. The engine numbers its completions'
+// sequences (first_seq_id + completion index), so step outputs can name them by number.
 struct SeqRequest {
   std::string request_id;
+  std::uint64_t first_seq_id = 0;
   std::vector<std::int32_t> prompt;
   SamplingParams params;
 };
 
-// scheduler -> engine: what happened to one completion in a step.
+// scheduler -> engine: a sequence's new token in a step, when that is all there is to say.
+struct SeqToken {
+  std::uint64_t seq_id = 0;
+  std::int32_t token = 0;
+};
+
+// scheduler -> engine: what else happened to a sequence in a step (it finished, failed or was
+// aborted, or its token came with logprobs).
 struct SeqUpdate {
-  std::string request_id;
-  std::int32_t index = 0;
+  std::uint64_t seq_id = 0;
   std::int32_t token = -1;                 // this step's new token; -1: none (aborted)
   std::vector<PositionLogprobs> logprobs;  // the token's, when asked for
   FinishReason finish_reason = FinishReason::none;
@@ -32,7 +40,10 @@ struct SeqUpdate {
   std::string error;  // the step failed: the request ends with this error
 };
 
+// One step's outputs, applied in this order: the plain new tokens (the common case, kept
+// small), then the updates.
 struct StepOutputs {
+  std::vector<SeqToken> tokens;
   std::vector<SeqUpdate> updates;
 };
 
@@ -61,6 +72,15 @@ struct StepResult {
   std::uint64_t step = 0;
   std::vector<std::int32_t> tokens;
   std::vector<PositionLogprobs> logprobs;  // empty, or one per token (rows not asking: empty)
+  // The step's batch, emptied, back for the scheduler to refill: within a process its vectors
+  // keep their capacity, so no step allocates (and page-faults in) a fresh one.
+  Batch spent_batch;
+};
+
+// The worker's runner thread -> the worker: a step threw.
+struct StepFailed {
+  std::uint64_t step = 0;
+  std::string error;
 };
 
 template <class Inspector>
@@ -71,19 +91,25 @@ typename Inspector::result_type inspect(Inspector& f, Batch& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, SeqRequest& x) {
-  return f(caf::meta::type_name("minivllm::SeqRequest"), x.request_id, x.prompt, x.params);
+  return f(caf::meta::type_name("minivllm::SeqRequest"), x.request_id, x.first_seq_id, x.prompt,
+           x.params);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SeqToken& x) {
+  return f(caf::meta::type_name("minivllm::SeqToken"), x.seq_id, x.token);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, SeqUpdate& x) {
-  return f(caf::meta::type_name("minivllm::SeqUpdate"), x.request_id, x.index, x.token,
+  return f(caf::meta::type_name("minivllm::SeqUpdate"), x.seq_id, x.token,
            x.logprobs, x.finish_reason, x.stop_str, x.stop_str_set, x.stop_token_id, x.text,
            x.error);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepOutputs& x) {
-  return f(caf::meta::type_name("minivllm::StepOutputs"), x.updates);
+  return f(caf::meta::type_name("minivllm::StepOutputs"), x.tokens, x.updates);
 }
 
 template <class Inspector>
@@ -99,7 +125,13 @@ typename Inspector::result_type inspect(Inspector& f, StepWork& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepResult& x) {
-  return f(caf::meta::type_name("minivllm::StepResult"), x.step, x.tokens, x.logprobs);
+  return f(caf::meta::type_name("minivllm::StepResult"), x.step, x.tokens, x.logprobs,
+           x.spent_batch);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, StepFailed& x) {
+  return f(caf::meta::type_name("minivllm::StepFailed"), x.step, x.error);
 }
 
 }  // namespace minivllm
@@ -109,6 +141,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(minivllm_internal, caf::id_block::minivllm_api::end)
   CAF_ADD_TYPE_ID(minivllm_internal, (minivllm::StepOutputs))
   CAF_ADD_TYPE_ID(minivllm_internal, (minivllm::StepWork))
   CAF_ADD_TYPE_ID(minivllm_internal, (minivllm::StepResult))
+  CAF_ADD_TYPE_ID(minivllm_internal, (minivllm::StepFailed))
   CAF_ADD_ATOM(minivllm_internal, minivllm, ready_atom, "mv_ready")
 CAF_END_TYPE_ID_BLOCK(minivllm_internal)
 

@@ -8,8 +8,9 @@
 namespace minivllm {
 namespace {
 
-caf::actor_system_config& with_runtime_types(caf::actor_system_config& cfg) {
+caf::actor_system_config& configured(caf::actor_system_config& cfg) {
   add_runtime_types(cfg);
+  set_low_latency_scheduling(cfg);
   return cfg;
 }
 
@@ -29,7 +30,7 @@ struct LLM::Impl {
   caf::actor_system sys;
   engine_actor engine;
 
-  explicit Impl(RuntimeSpec spec) : sys(with_runtime_types(cfg)), engine(spawn_runtime(sys, std::move(spec))) {}
+  explicit Impl(RuntimeSpec spec) : sys(configured(cfg)), engine(spawn_runtime(sys, std::move(spec))) {}
   ~Impl() { caf::anon_send(engine, shutdown_atom_v); }
 };
 

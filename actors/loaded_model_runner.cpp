@@ -3,6 +3,7 @@
 #include <minivllm/error.hpp>
 
 #include "backend/make_ops.hpp"
+#include "backend/make_sampler.hpp"
 #include "engine/backend_model_runner.hpp"
 #include "model/kv_cache_alloc.hpp"
 #include "model/load_model.hpp"
@@ -34,11 +35,15 @@ class LoadedModelRunner final : public ModelRunner {
         runner_(*model_.model, *ops_,
                 allocate_kv_cache(*ops_, model_.model->kv_cache_spec(), num_blocks_,
                                   config.cache.block_size, kv_cache_dtype(config)),
-                static_cast<int>(model_.config.vocab_size)) {}
+                static_cast<int>(model_.config.vocab_size), make_device_sampler(*ops_)) {}
 
   std::int64_t num_blocks() const { return num_blocks_; }
   int vocab_size() const override { return runner_.vocab_size(); }
   std::span<const float> execute(const Batch& batch) override { return runner_.execute(batch); }
+  std::vector<SampledToken> execute_and_sample(const Batch& batch,
+                                               std::span<const SamplerRow> rows) override {
+    return runner_.execute_and_sample(batch, rows);
+  }
 
  private:
   PluginRegistry plugins_;

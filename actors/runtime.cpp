@@ -49,6 +49,10 @@ void add_runtime_types(caf::actor_system_config& cfg) {
                          });
 }
 
+void set_low_latency_scheduling(caf::actor_system_config& cfg) {
+  cfg.set("work-stealing.moderate-poll-attempts", 0);
+}
+
 engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec) {
   worker_actor worker = spawn_worker(sys, std::move(spec.make_runner), spec.engine.eos_token_ids);
   caf::scoped_actor self{sys};

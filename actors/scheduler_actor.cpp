@@ -19,9 +19,14 @@ struct Entry {
   std::unique_ptr<Sequence> seq;
   std::uint64_t seed = 0;
   bool on_worker = false;  // the worker has it (WorkerSeq sent)
-  // Its last token is a placeholder for the one the running step samples (a look-ahead step
-  // decodes it; the worker fills it in).
-  bool token_pending = false;
+};
+
+// A step at the worker.
+struct InFlight {
+  StepPlan plan;
+  // Its live sequences' last tokens are placeholders for the ones it samples (the look-ahead
+  // step after it decodes them; the worker fills them in).
+  bool placeholders = false;
 };
 
 // A dropped sequence that a step at the worker still lists, kept until that step is back.
@@ -42,10 +47,10 @@ struct SchedulerState {
   std::vector<std::uint64_t> released;      // for the worker's next step
   std::vector<Retired> retired;
   std::mt19937_64 seed_source;
-  SeqId next_seq_id = 0;
   std::uint64_t num_steps = 0;
   // The steps at the worker, oldest first: the running one, and at most one planned ahead.
-  std::deque<StepPlan> in_flight;
+  std::deque<InFlight> in_flight;
+  std::vector<Batch> spare_batches;  // come back with the steps' results, refilled by the next
 };
 
 using pointer = scheduler_actor::stateful_pointer<SchedulerState>;
@@ -62,13 +67,13 @@ void drop(SchedulerState& st, Sequence& seq, FinishReason reason) {
   std::erase(ids, seq.id());
   if (ids.empty()) st.requests.erase(seq.request_id());
   if (!st.in_flight.empty())
-    st.retired.push_back({st.in_flight.back().step, std::move(it->second.seq)});
+    st.retired.push_back({st.in_flight.back().plan.step, std::move(it->second.seq)});
   st.seqs.erase(it);
 }
 
 // A step is back: forgets it and the dropped sequences no step at the worker lists any more.
 void step_returned(SchedulerState& st) {
-  const std::uint64_t step = st.in_flight.front().step;
+  const std::uint64_t step = st.in_flight.front().plan.step;
   st.in_flight.pop_front();
   std::erase_if(st.retired, [&](const Retired& r) { return r.last_step <= step; });
 }
@@ -81,8 +86,7 @@ void end_request(SchedulerState& st, const std::string& request_id, const std::s
   for (SeqId id : std::vector<SeqId>(it->second)) {
     Sequence& seq = *st.seqs.at(id).seq;
     SeqUpdate& u = out.updates.emplace_back();
-    u.request_id = request_id;
-    u.index = seq.index();
+    u.seq_id = id;
     u.finish_reason = FinishReason::abort;
     u.error = error;
     drop(st, seq, FinishReason::abort);
@@ -90,7 +94,7 @@ void end_request(SchedulerState& st, const std::string& request_id, const std::s
 }
 
 void send_outputs(pointer self, StepOutputs& out) {
-  if (!out.updates.empty()) self->send(self->state.engine, std::move(out));
+  if (!out.tokens.empty() || !out.updates.empty()) self->send(self->state.engine, std::move(out));
 }
 
 void fail_all(pointer self, const std::string& error) {
@@ -107,50 +111,53 @@ void advance(pointer self);
 
 void on_step_done(pointer self, StepResult& result) {
   auto& st = self->state;
-  const StepPlan& plan = st.in_flight.front();
+  st.spare_batches.push_back(std::move(result.spent_batch));
+  const InFlight& done = st.in_flight.front();
+  const StepPlan& plan = done.plan;
   // Tokens first: a look-ahead placeholder may sit in a block that finish_step hashes.
   std::size_t row = 0;
   for (const ScheduledSequence& s : plan.seqs) {
     if (!s.sample) continue;
     const std::int32_t token = result.tokens.at(row++);
     if (s.seq->finished()) continue;  // dropped since it was planned: its token is discarded
-    Entry& e = st.seqs.at(s.seq->id());
-    if (e.token_pending) {
-      s.seq->set_last_token(token);
-      e.token_pending = false;
-    } else {
-      s.seq->append_token(token);
-    }
+    if (done.placeholders) s.seq->set_last_token(token);
+    else s.seq->append_token(token);
   }
   st.scheduler->finish_step(plan);
   StepOutputs out;
-  out.updates.reserve(result.tokens.size());
+  out.tokens.reserve(result.tokens.size());
   row = 0;
   for (const ScheduledSequence& s : plan.seqs) {
     if (!s.sample) continue;
     const std::size_t r = row++;
     Sequence& seq = *s.seq;
     if (seq.finished()) continue;
+    // Only stop strings need the text; decoding it every step costs, so only then.
+    const bool stop_strings = !seq.params().stop.empty();
+    const FinishReason finish =
+        check_stop(seq, st.config.eos_token_ids, st.scheduler->config().max_model_len,
+                   stop_strings ? st.detokenize : Detokenizer{});
+    const bool logprobs = !result.logprobs.empty() && seq.params().logprobs;
+    if (finish == FinishReason::none && !logprobs) {
+      out.tokens.push_back({seq.id(), result.tokens[r]});
+      continue;
+    }
     SeqUpdate& u = out.updates.emplace_back();
-    u.request_id = seq.request_id();
-    u.index = seq.index();
+    u.seq_id = seq.id();
     u.token = result.tokens[r];
-    if (!result.logprobs.empty() && seq.params().logprobs) {
+    if (logprobs) {
       seq.logprobs.push_back(result.logprobs[r]);
       u.logprobs.push_back(result.logprobs[r]);
     }
-    // Only stop strings need the text; decoding it every step costs, so only then.
-    const bool stop_strings = !seq.params().stop.empty();
-    u.finish_reason = check_stop(seq, st.config.eos_token_ids, st.scheduler->config().max_model_len,
-                                 stop_strings ? st.detokenize : Detokenizer{});
-    if (u.finish_reason == FinishReason::none) continue;
+    u.finish_reason = finish;
+    if (finish == FinishReason::none) continue;
     if (seq.stop_str) {
       u.stop_str = *seq.stop_str;
       u.stop_str_set = true;
     }
     if (seq.stop_token_id) u.stop_token_id = *seq.stop_token_id;
     if (stop_strings) u.text = seq.text;
-    drop(st, seq, u.finish_reason);
+    drop(st, seq, finish);
   }
   for (const std::string& id : st.pending_aborts) end_request(st, id, "", out);
   st.pending_aborts.clear();
@@ -166,20 +173,26 @@ void send_step(pointer self, StepPlan plan, bool look_ahead) {
   StepWork work;
   work.step = st.num_steps;
   work.look_ahead = look_ahead;
+  if (!st.spare_batches.empty()) {
+    work.batch = std::move(st.spare_batches.back());
+    st.spare_batches.pop_back();
+  }
   prepare_batch(plan, st.scheduler->block_manager().block_size(), work.batch);
   work.sample_seq_ids.reserve(plan.seqs.size());
   for (const ScheduledSequence& s : plan.seqs) {
-    Entry& e = st.seqs.at(s.seq->id());
-    if (!e.on_worker) {
-      const auto prompt = s.seq->prompt_ids();
-      work.new_seqs.push_back(
-          {s.seq->id(), s.seq->params(), {prompt.begin(), prompt.end()}, e.seed});
-      e.on_worker = true;
+    if (!look_ahead) {  // a look-ahead step has only sequences of the step before it
+      Entry& e = st.seqs.at(s.seq->id());
+      if (!e.on_worker) {
+        const auto prompt = s.seq->prompt_ids();
+        work.new_seqs.push_back(
+            {s.seq->id(), s.seq->params(), {prompt.begin(), prompt.end()}, e.seed});
+        e.on_worker = true;
+      }
     }
     if (s.sample) work.sample_seq_ids.push_back(s.seq->id());
   }
   work.released_seq_ids.swap(st.released);
-  st.in_flight.push_back(std::move(plan));
+  st.in_flight.push_back({std::move(plan), false});
   self->request(st.worker, caf::infinite, std::move(work))
       .then([self](StepResult& result) { on_step_done(self, result); },
             [self](caf::error& err) {
@@ -197,7 +210,7 @@ bool can_look_ahead(const SchedulerState& st) {
   const int block_size = st.scheduler->block_manager().block_size();
   std::size_t live = 0;
   int new_blocks = 0;
-  for (const ScheduledSequence& s : st.in_flight.front().seqs) {
+  for (const ScheduledSequence& s : st.in_flight.front().plan.seqs) {
     if (!s.sample || s.num_new_tokens != 1) return false;
     const Sequence& seq = *s.seq;
     if (seq.finished()) continue;
@@ -226,11 +239,10 @@ void advance(pointer self) {
     send_step(self, std::move(plan), false);
   }
   if (!can_look_ahead(st)) return;
-  for (const ScheduledSequence& s : st.in_flight.front().seqs) {
-    if (s.seq->finished()) continue;
-    s.seq->append_token(kPlaceholderToken);
-    st.seqs.at(s.seq->id()).token_pending = true;
-  }
+  InFlight& running = st.in_flight.front();
+  for (const ScheduledSequence& s : running.plan.seqs)
+    if (!s.seq->finished()) s.seq->append_token(kPlaceholderToken);
+  running.placeholders = true;
   StepPlan plan = st.scheduler->schedule();
   if (!plan.empty()) send_step(self, std::move(plan), true);
 }
@@ -244,7 +256,7 @@ void add(SchedulerState& st, SeqRequest& req) {
     for (int i = 0; i < params->n; ++i) {
       // A seeded request's completion i uses seed + i (as vLLM does), whatever else runs.
       const std::uint64_t seed = params->seed ? *params->seed + i : st.seed_source();
-      const SeqId id = st.next_seq_id++;
+      const SeqId id = req.first_seq_id + static_cast<SeqId>(i);
       auto seq = std::make_unique<Sequence>(id, req.request_id, i, req.prompt, params, seed);
       Sequence* raw = seq.get();
       st.seqs.emplace(id, Entry{std::move(seq), seed, false});

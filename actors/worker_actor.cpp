@@ -1,10 +1,13 @@
 #include "actors/worker_actor.hpp"
 
+#include <deque>
+#include <future>
 #include <random>
 #include <unordered_map>
 
 #include <caf/all.hpp>
 
+#include "actors/job_thread.hpp"
 #include "actors/runtime_error.hpp"
 #include "engine/cpu_sampler.hpp"
 
@@ -20,7 +23,16 @@ struct SampledSeq {
   std::mt19937_64 rng;
 };
 
+// Counts the worker's thread as one of the actor system's running actors while it lives, so the
+// system's shutdown waits for the runner to be destroyed (on that thread, which may outlive the
+// worker actor by a moment: see ~JobThread).
+struct EndRunning {
+  void operator()(caf::actor_registry* registry) const { registry->dec_running(); }
+};
+using RunningGuard = std::unique_ptr<caf::actor_registry, EndRunning>;
+
 struct WorkerState {
+  RunningGuard running;  // first: released last
   std::unique_ptr<ModelRunner> runner;
   std::string load_error;  // why there is no runner
   std::vector<std::int32_t> eos_ids;
@@ -35,17 +47,21 @@ StepResult run_step(WorkerState& st, StepWork& work) {
   if (work.look_ahead)  // one token per row, row order
     for (std::size_t r = 0; r < work.sample_seq_ids.size(); ++r)
       work.batch.token_ids[r] = st.seqs.at(work.sample_seq_ids[r]).output.back();
-  const std::span<const float> logits = st.runner->execute(work.batch);
-  const auto vocab = static_cast<std::size_t>(st.runner->vocab_size());
+  std::vector<SampledSeq*> seqs;  // row order
+  std::vector<SamplerRow> rows;
+  seqs.reserve(work.sample_seq_ids.size());
+  rows.reserve(work.sample_seq_ids.size());
+  for (std::uint64_t id : work.sample_seq_ids) {
+    SampledSeq& s = *seqs.emplace_back(&st.seqs.at(id));
+    rows.push_back({{}, &s.params, s.prompt, s.output, st.eos_ids, &s.rng});
+  }
+  std::vector<SampledToken> sampled = st.runner->execute_and_sample(work.batch, rows);
   StepResult result;
   result.step = work.step;
   result.tokens.reserve(work.sample_seq_ids.size());
-  // One row per sequence: appending a row's token right away cannot affect another row.
-  for (std::size_t r = 0; r < work.sample_seq_ids.size(); ++r) {
-    SampledSeq& s = st.seqs.at(work.sample_seq_ids[r]);
-    SampledToken t = sample_row(
-        {logits.subspan(r * vocab, vocab), &s.params, s.prompt, s.output, st.eos_ids, &s.rng});
-    s.output.push_back(t.token);
+  for (std::size_t r = 0; r < sampled.size(); ++r) {
+    SampledToken& t = sampled[r];
+    seqs[r]->output.push_back(t.token);
     result.tokens.push_back(t.token);
     if (t.logprobs) {
       result.logprobs.resize(r);  // the rows before the first asking get empty ones
@@ -57,39 +73,110 @@ StepResult run_step(WorkerState& st, StepWork& work) {
   return result;
 }
 
+// Clears every array of `batch`, keeping their capacity.
+void clear_arrays(Batch& batch) {
+  for (auto* v : {&batch.token_ids, &batch.positions, &batch.query_start, &batch.context_lens,
+                  &batch.block_tables, &batch.logits_rows})
+    v->clear();
+  batch.slot_mapping.clear();
+  batch.max_blocks_per_seq = 0;
+}
+
+// The worker's full interface: the scheduler's plus its runner thread's answers.
+using worker_impl_actor =
+    worker_actor::extend<caf::reacts_to<StepResult>, caf::reacts_to<StepFailed>>;
+
+// The runner thread -> the worker actor: what a step gave. A weak address: the thread belongs to
+// the actor, and a strong one would keep it alive.
+template <class T>
+void reply(const caf::actor_addr& to, T&& message) {
+  if (auto worker = caf::actor_cast<worker_impl_actor>(to))
+    caf::anon_send(worker, std::forward<T>(message));
+}
+
+// The worker actor's state: the runner thread and the steps it was given, oldest first.
+struct WorkerFront {
+  bool loaded = false;  // the runner was built
+  std::int32_t vocab_size = 0;
+  std::string load_error;  // why not
+  std::deque<caf::typed_response_promise<StepResult>> steps;
+  std::unique_ptr<JobThread<WorkerState>> thread;
+
+  template <class T>
+  void answer_oldest(T&& answer) {
+    steps.front().deliver(std::forward<T>(answer));
+    steps.pop_front();
+  }
+};
+
 }  // namespace
 
 worker_actor spawn_worker(caf::actor_system& sys,
                           std::function<std::unique_ptr<ModelRunner>()> make_runner,
                           std::vector<std::int32_t> eos_ids) {
-  using pointer = worker_actor::stateful_pointer<WorkerState>;
-  // Detached: the runner (a device's context and stream, later its NCCL communicator) is built
-  // and used on this actor's own thread only.
-  return sys.spawn<caf::detached>(
-      [](pointer self, std::function<std::unique_ptr<ModelRunner>()> make,
-         std::vector<std::int32_t> eos) -> worker_actor::behavior_type {
-        self->state.eos_ids = std::move(eos);
+  // The runner (a device's context and stream, later its NCCL communicator) is built, used and
+  // destroyed on the worker's own thread only.
+  auto thread = std::make_unique<JobThread<WorkerState>>(
+      [registry = &sys.registry(), make = std::move(make_runner), eos = std::move(eos_ids)] {
+        WorkerState st;
+        registry->inc_running();
+        st.running.reset(registry);
+        st.eos_ids = eos;
         try {
-          self->state.runner = make();
+          st.runner = make();
         } catch (const std::exception& e) {
-          self->state.load_error = e.what();
+          st.load_error = e.what();
         }
+        return st;
+      });
+  auto built = std::make_shared<std::promise<WorkerFront>>();
+  std::future<WorkerFront> front_ready = built->get_future();
+  thread->post([built](WorkerState& st) {
+    WorkerFront front;
+    front.loaded = st.runner != nullptr;
+    if (front.loaded) front.vocab_size = st.runner->vocab_size();
+    else front.load_error = st.load_error;
+    built->set_value(std::move(front));
+  });
+  WorkerFront front = front_ready.get();
+  front.thread = std::move(thread);
+  // Pooled: a step reaches it on the scheduler's own CAF thread (no wake-up), and it hands the
+  // step to the runner thread through a condition variable, far cheaper on these machines than
+  // a detached actor's mailbox (benchmarks/actor_handoff_bench.cpp).
+  worker_impl_actor worker = sys.spawn(
+      [](worker_impl_actor::stateful_pointer<WorkerFront> self,
+         WorkerFront front) -> worker_impl_actor::behavior_type {
+        self->state = std::move(front);
         return {
             [self](ready_atom) -> caf::result<std::int32_t> {
-              if (!self->state.runner) return runtime_error(self->state.load_error);
-              return self->state.runner->vocab_size();
+              if (!self->state.loaded) return runtime_error(self->state.load_error);
+              return self->state.vocab_size;
             },
             [self](StepWork& work) -> caf::result<StepResult> {
-              if (!self->state.runner) return runtime_error(self->state.load_error);
-              try {
-                return run_step(self->state, work);
-              } catch (const std::exception& e) {
-                return runtime_error(std::string("worker: ") + e.what());
-              }
+              if (!self->state.loaded) return runtime_error(self->state.load_error);
+              self->state.steps.push_back(self->make_response_promise<StepResult>());
+              self->state.thread->post([to = self->address(), work = std::move(work)](
+                                           WorkerState& st) mutable {
+                StepFailed failed{work.step, {}};
+                try {
+                  StepResult result = run_step(st, work);
+                  result.spent_batch = std::move(work.batch);
+                  clear_arrays(result.spent_batch);
+                  reply(to, std::move(result));
+                  return;
+                } catch (const std::exception& e) {
+                  failed.error = std::string("worker: ") + e.what();
+                }
+                reply(to, std::move(failed));
+              });
+              return self->state.steps.back();
             },
+            [self](StepResult& result) { self->state.answer_oldest(std::move(result)); },
+            [self](StepFailed& failed) { self->state.answer_oldest(runtime_error(failed.error)); },
         };
       },
-      std::move(make_runner), std::move(eos_ids));
+      std::move(front));
+  return caf::actor_cast<worker_actor>(worker);
 }
 
 }  // namespace minivllm

@@ -40,6 +40,7 @@ int run(int argc, char** argv) {
 
   caf::actor_system_config cfg;
   minivllm::add_runtime_types(cfg);
+  minivllm::set_low_latency_scheduling(cfg);
   caf::actor_system sys{cfg};
   const minivllm::engine_actor engine =
       minivllm::spawn_runtime(sys, minivllm::runtime_spec(minivllm::load_config(argv[1], overrides)));

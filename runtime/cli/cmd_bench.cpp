@@ -1,6 +1,7 @@
 // minivllm bench throughput: runs a workload file (benchmarks/throughput-256.json's format)
 // through the runtime and reports requests/s, output tok/s and total tok/s over the wall time
-// from the first request queued to the last finished (start-up excluded).
+// from the first request queued to the last finished (start-up excluded). `bench latency` lives
+// in cmd_bench_latency.cpp.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <minivllm/error.hpp>
 #include <minivllm/llm.hpp>
 
+#include "cli/bench_report.hpp"
 #include "cli/commands.hpp"
 #include "cli/config_options.hpp"
 
@@ -76,10 +78,11 @@ void run_throughput(const BenchOptions& o) {
               static_cast<long long>(output_tokens), seconds);
   std::printf("requests/s %.3f\noutput tok/s %.1f\ntotal tok/s %.1f\n", requests_per_s,
               output_per_s, total_per_s);
-  const nlohmann::json result = {
+  nlohmann::json result = bench_run_info(config);
+  result.update({
+      {"bench", "throughput"},
       {"workload", w.name},
       {"workload_file", o.workload},
-      {"config", to_toml(config)},
       {"num_requests", num_requests},
       {"prompt_tokens", w.prompt_tokens},
       {"output_tokens", output_tokens},
@@ -87,9 +90,8 @@ void run_throughput(const BenchOptions& o) {
       {"requests_per_s", requests_per_s},
       {"output_tokens_per_s", output_per_s},
       {"total_tokens_per_s", total_per_s},
-  };
-  std::ofstream out(o.output);
-  if (!(out << result.dump(2) << '\n')) throw Error("--output " + o.output + ": cannot write");
+  });
+  write_bench_json(result, o.output, "--output");
 }
 
 }  // namespace
@@ -104,6 +106,7 @@ void add_bench_command(CLI::App& app) {
       ->required();
   throughput->add_option("--output", o->output, "Where to write the result JSON")->capture_default_str();
   throughput->callback([o] { run_throughput(*o); });
+  add_bench_latency_command(*bench);
 }
 
 }  // namespace minivllm::cli

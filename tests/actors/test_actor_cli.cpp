@@ -187,6 +187,56 @@ TEST_P(Cli, BenchThroughputRunsAWorkloadAndWritesItsResult) {
   EXPECT_EQ(result.at("output_tokens"), 12);
   EXPECT_GT(result.at("output_tokens_per_s").get<double>(), 0.0);
   EXPECT_NE(result.at("config").get<std::string>().find("[scheduler]"), std::string::npos);
+  EXPECT_EQ(result.at("device"), "cpu");
+}
+
+TEST_P(Cli, BenchLatencyStreamsEachLevelAndWritesPercentiles) {
+  const CliRun run = minivllm({"bench", "latency"},
+                              {"--concurrency", "1,3", "--prompt-len", "12", "--max-tokens", "5",
+                               "--num-requests", "4", "--output", (dir_ / "latency.json").string()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("TTFT"), std::string::npos) << run.out;
+  std::ifstream in(dir_ / "latency.json");
+  const json result = json::parse(in);
+  EXPECT_EQ(result.at("bench"), "latency");
+  EXPECT_EQ(result.at("device"), "cpu");
+  EXPECT_TRUE(result.at("date").is_string());
+  EXPECT_TRUE(result.at("commit").is_string());
+  EXPECT_NE(result.at("config").get<std::string>().find("[scheduler]"), std::string::npos);
+  const json& settings = result.at("settings");
+  EXPECT_EQ(settings.at("concurrency"), json({1, 3}));
+  EXPECT_EQ(settings.at("prompt_len"), 12);
+  EXPECT_EQ(settings.at("max_tokens"), 5);
+  EXPECT_EQ(settings.at("num_requests"), 4);
+  EXPECT_EQ(settings.at("ignore_eos"), true);
+  const json& levels = result.at("levels");
+  ASSERT_EQ(levels.size(), 2u);
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    const json& level = levels[i];
+    SCOPED_TRACE(level.dump());
+    EXPECT_EQ(level.at("concurrency"), i == 0 ? 1 : 3);
+    EXPECT_EQ(level.at("num_requests"), 4);
+    EXPECT_EQ(level.at("output_tokens"), 4 * 5);  // EOS ignored: every request runs to max_tokens
+    EXPECT_GT(level.at("output_tokens_per_s").get<double>(), 0.0);
+    for (const char* metric : {"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"}) {
+      const json& m = level.at(metric);
+      EXPECT_GT(m.at("p50").get<double>(), 0.0) << metric;
+      EXPECT_LE(m.at("p50").get<double>(), m.at("p90").get<double>()) << metric;
+      EXPECT_LE(m.at("p90").get<double>(), m.at("p99").get<double>()) << metric;
+      EXPECT_GT(m.at("mean").get<double>(), 0.0) << metric;
+    }
+    EXPECT_EQ(level.at("ttft_ms").at("count"), 4);
+    EXPECT_EQ(level.at("itl_ms").at("count"), 4 * 4);  // four gaps between five tokens
+    // A request's first token comes before its last.
+    EXPECT_LT(level.at("ttft_ms").at("p50").get<double>(), level.at("e2e_ms").at("p99").get<double>());
+  }
+}
+
+TEST_P(Cli, BenchLatencyRefusesBadLevels) {
+  const CliRun run = minivllm({"bench", "latency"}, {"--concurrency", "2,0", "--output",
+                                                     (dir_ / "latency.json").string()});
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("--concurrency"), std::string::npos) << run.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, Cli, ::testing::Values("tiny-qwen3", "tiny-llama3"),

@@ -3,6 +3,7 @@
 //
 //   caf::actor_system_config cfg;
 //   minivllm::add_runtime_types(cfg);          // message types and error renderer
+//   minivllm::set_low_latency_scheduling(cfg); // optional: no polling sleeps in the step loop
 //   caf::actor_system sys{cfg};
 //   auto engine = minivllm::spawn_runtime(sys, minivllm::runtime_spec(config));
 //   self->request(engine, caf::infinite, request, sink).then([](minivllm::RequestOutput& out) {...});
@@ -31,6 +32,13 @@ using engine_actor = caf::typed_actor<
 
 // Registers the runtime's message types and error renderer; call before building the system.
 void add_runtime_types(caf::actor_system_config& cfg);
+
+// Optional, before building the system: CAF's pooled threads, once out of work, skip their
+// polling phase with 50 µs sleeps and wait on a condition variable, which the next message ends
+// at once. Each decode step hands work between threads a few times; a 50 µs sleep (plus timer
+// slack) in one of those hand-offs costs more than the step's own CPU work. The synchronous
+// facade (LLM) does this for its own system.
+void set_low_latency_scheduling(caf::actor_system_config& cfg);
 
 // Spawns engine, scheduler and worker; waits until the worker has built its model runner and
 // throws minivllm::Error if that failed.

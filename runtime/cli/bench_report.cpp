@@ -1,0 +1,54 @@
+#include "cli/bench_report.hpp"
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include <minivllm/error.hpp>
+
+namespace minivllm::cli {
+namespace {
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+// Asks git in the folder of this executable (a build folder sits in its checkout).
+std::string commit() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "unknown";
+  const std::string command =
+      "git -C '" + exe.parent_path().string() + "' describe --always --dirty 2>/dev/null";
+  const std::unique_ptr<FILE, int (*)(FILE*)> out(popen(command.c_str(), "r"), pclose);
+  if (!out) return "unknown";
+  char line[128] = {};
+  if (!std::fgets(line, sizeof line, out.get())) return "unknown";
+  std::string text(line);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text.empty() ? "unknown" : text;
+}
+
+}  // namespace
+
+nlohmann::json bench_run_info(const Config& config) {
+  return {{"date", utc_now()},
+          {"device", std::string(backend_name(config.runtime.backend))},
+          {"commit", commit()},
+          {"config", to_toml(config)}};
+}
+
+void write_bench_json(const nlohmann::json& result, const std::string& path,
+                      const std::string& option) {
+  std::ofstream out(path);
+  if (!(out << result.dump(2) << '\n')) throw Error(option + " " + path + ": cannot write");
+}
+
+}  // namespace minivllm::cli

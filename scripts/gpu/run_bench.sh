@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run on the GPU machine, from the repository root, after scripts/gpu/bundle.sh packaged .gpu/:
 # the end-to-end benchmarks on the Qwen3-0.6B-shaped checkpoint (configs/qwen3-0.6b-h200.toml).
-# $OUT (or /tmp/gpu-out) gets bench-throughput.json, bench-latency.json and bench.log.
+# $OUT (or /tmp/gpu-out) gets the JSON of each bench command and bench.log (the whole-model
+# GPU benchmarks' tables too).
 #   scripts/gpu/run_bench.sh [--set k=v]...   (extra settings for every run)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -14,6 +15,10 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
 config=(--config configs/qwen3-0.6b-h200.toml --set "runtime.plugin_dirs=[\"$MINIVLLM_PLUGIN_DIR\"]"
         --set model.path=data/models/qwen3-0.6b "$@")
 {
+  for b in gpu_decode_steps gpu_step_breakdown; do
+    echo "== $b"
+    ".gpu/bundle/bin/$b" data/models/qwen3-0.6b "$MINIVLLM_PLUGIN_DIR"
+  done
   "$MINIVLLM_BIN" bench throughput "${config[@]}" --workload benchmarks/throughput-256.json \
     --output "$out/bench-throughput.json"
   "$MINIVLLM_BIN" bench latency "${config[@]}" --output "$out/bench-latency.json"

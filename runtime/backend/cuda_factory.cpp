@@ -17,4 +17,10 @@ std::int64_t free_cuda_memory() {
   return static_cast<std::int64_t>(free);
 }
 
+std::string cuda_device_name() {
+  cudaDeviceProp props{};
+  MV_CUDA_CHECK(cudaGetDeviceProperties(&props, 0));
+  return props.name;
+}
+
 }  // namespace minivllm

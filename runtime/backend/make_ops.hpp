@@ -3,6 +3,7 @@
 // cuda_factory.cpp, or in cuda_factory_none.cpp (a clear error) when built without CUDA.
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include <minivllm/ops.hpp>
 
@@ -21,5 +22,7 @@ DType kv_cache_dtype(const Config& config);
 std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype, bool cuda_graphs);
 // Free memory of the current CUDA device in bytes (cudaMemGetInfo); call on the ops' thread.
 std::int64_t free_cuda_memory();
+// The name of CUDA device 0 ("NVIDIA H200"), for benchmark reports.
+std::string cuda_device_name();
 
 }  // namespace minivllm

@@ -1,12 +1,15 @@
 #include "cli/bench_report.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 
 #include <minivllm/error.hpp>
+
+#include "backend/make_ops.hpp"
 
 namespace minivllm::cli {
 namespace {
@@ -20,8 +23,11 @@ std::string utc_now() {
   return text;
 }
 
-// Asks git in the folder of this executable (a build folder sits in its checkout).
+// MINIVLLM_COMMIT when set (scripts/gpu/bundle.sh records it for the GPU machine, whose copy of
+// the tree has no usable git history), else git in the folder of this executable (a build
+// folder sits in its checkout).
 std::string commit() {
+  if (const char* given = std::getenv("MINIVLLM_COMMIT"); given && *given) return given;
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return "unknown";
@@ -36,11 +42,17 @@ std::string commit() {
   return text.empty() ? "unknown" : text;
 }
 
+// The GPU's name on the cuda backend, else the backend's.
+std::string device_name(const Config& config) {
+  if (config.runtime.backend == Backend::cuda) return cuda_device_name();
+  return std::string(backend_name(config.runtime.backend));
+}
+
 }  // namespace
 
 nlohmann::json bench_run_info(const Config& config) {
   return {{"date", utc_now()},
-          {"device", std::string(backend_name(config.runtime.backend))},
+          {"device", device_name(config)},
           {"commit", commit()},
           {"config", to_toml(config)}};
 }

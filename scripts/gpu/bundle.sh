@@ -15,6 +15,8 @@ mapfile -t programs < <(find build/tests build/benchmarks -type f -perm -u+x \
                         \( -name 'test_cuda_*' -o -name 'gpu_*' \); \
                         echo build/minivllm; find build/plugins -name '*.so')
 "$tool" .gpu/bundle "${programs[@]}"
+# The commit the build is of (benchmark reports read it from MINIVLLM_COMMIT there).
+git describe --always --dirty > .gpu/commit
 # Tokenizers travel compressed (the device call carries at most 64 MiB).
 tar -C data -cJf .gpu/data/tokenizers.tar.xz tokenizers
 du -sh .gpu

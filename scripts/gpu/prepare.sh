@@ -12,4 +12,5 @@ make_model() {
 make_model tiny-qwen3 qwen3
 make_model tiny-llama3 llama3
 export MINIVLLM_TEST_DATA="$PWD/tests/data" MINIVLLM_DATA="$PWD/data"
+export MINIVLLM_COMMIT=$(cat .gpu/commit 2>/dev/null)
 export MINIVLLM_BIN="$PWD/.gpu/bundle/bin/minivllm" MINIVLLM_PLUGIN_DIR="$PWD/.gpu/bundle/bin"

@@ -10,10 +10,12 @@ cd "$root"
 ninja -C build
 rm -rf .gpu
 mkdir -p .gpu/data
-# Every GPU test (test_cuda_*), GPU benchmark (gpu_*), the launcher, and the plugins.
+# Every GPU test (test_cuda_*), GPU benchmark (gpu_*), the launcher, the CPU side of a decode
+# step (actor_step_bench, measured on the GPU machine's host), and the plugins.
 mapfile -t programs < <(find build/tests build/benchmarks -type f -perm -u+x \
                         \( -name 'test_cuda_*' -o -name 'gpu_*' \); \
-                        echo build/minivllm; find build/plugins -name '*.so')
+                        echo build/minivllm build/benchmarks/actor_step_bench;
+                        find build/plugins -name '*.so')
 "$tool" .gpu/bundle "${programs[@]}"
 # The commit the build is of (benchmark reports read it from MINIVLLM_COMMIT there).
 git describe --always --dirty > .gpu/commit

@@ -14,7 +14,7 @@ mkdir -p .gpu/data
 # step (actor_step_bench, measured on the GPU machine's host), and the plugins.
 mapfile -t programs < <(find build/tests build/benchmarks -type f -perm -u+x \
                         \( -name 'test_cuda_*' -o -name 'gpu_*' \); \
-                        echo build/minivllm build/benchmarks/actor_step_bench;
+                        printf "%s\n" build/minivllm build/benchmarks/actor_step_bench;
                         find build/plugins -name '*.so')
 "$tool" .gpu/bundle "${programs[@]}"
 # The commit the build is of (benchmark reports read it from MINIVLLM_COMMIT there).

@@ -1,0 +1,174 @@
+// The skinny GEMM (kernels/cuda/skinny_gemm.cuh) against cublasGemmEx (what CudaOps::linear ran
+// before, same arguments) for decode-sized m on Qwen3-0.6B's projection shapes and its lm_head.
+//   us    device time per GEMM: a CUDA graph of kLaunches GEMMs (as decode replays them), timed
+//         between events, median of kReplays replays, divided by kLaunches;
+//   GB/s  weight bytes / us. The GEMMs cycle over copies of W filling >= 256 MB, so W comes from
+//         HBM, not L2, as it does in a decode step.
+// bf16 x and W; y bf16, f32 for the lm_head (the logits). Prints a table, the crossover m (the
+// largest m at which the skinny kernel is faster) per shape, and one JSON line.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "backend/cuda_check.hpp"
+#include "kernels/cuda/skinny_gemm.cuh"
+
+namespace minivllm {
+namespace {
+
+struct Shape {
+  const char* name;
+  std::int64_t in, out;
+  DType out_dtype;
+};
+constexpr Shape kShapes[] = {
+    {"k/v", 1024, 1024, DType::bf16},   {"q", 1024, 2048, DType::bf16},
+    {"gate/up", 1024, 3072, DType::bf16}, {"qkv", 1024, 4096, DType::bf16},
+    {"gate_up", 1024, 6144, DType::bf16}, {"o", 2048, 1024, DType::bf16},
+    {"down", 3072, 1024, DType::bf16},  {"lm_head", 1024, 151936, DType::f32}};
+constexpr std::int64_t kMs[] = {1, 2, 4, 8, 16, 32};
+constexpr int kLaunches = 64;
+constexpr int kReplays = 9;
+constexpr std::size_t kRotationBytes = std::size_t{256} << 20;
+constexpr std::size_t kBlasWorkspaceBytes = std::size_t{32} << 20;
+
+struct Result {
+  std::string shape;
+  std::int64_t in, out, m;
+  double skinny_us, cublas_us, weight_mb;
+};
+
+class DeviceMemory {
+ public:
+  explicit DeviceMemory(std::size_t bytes) { MV_CUDA_CHECK(cudaMalloc(&ptr_, bytes)); }
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  ~DeviceMemory() { cudaFree(ptr_); }
+  char* get() const { return static_cast<char*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+};
+
+// Median device microseconds of one call of `launch(i)` (i: the launch's index), run kLaunches
+// times in a CUDA graph.
+double time_per_launch(cudaStream_t stream, const std::function<void(int)>& launch) {
+  cudaGraph_t graph = nullptr;
+  MV_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < kLaunches; ++i) launch(i);
+  MV_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  MV_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  cudaEvent_t start = nullptr, stop = nullptr;
+  MV_CUDA_CHECK(cudaEventCreate(&start));
+  MV_CUDA_CHECK(cudaEventCreate(&stop));
+  MV_CUDA_CHECK(cudaGraphLaunch(exec, stream));  // warm-up
+  std::vector<double> us;
+  for (int r = 0; r < kReplays; ++r) {
+    MV_CUDA_CHECK(cudaEventRecord(start, stream));
+    MV_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    MV_CUDA_CHECK(cudaEventRecord(stop, stream));
+    MV_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    MV_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    us.push_back(1000.0 * ms / kLaunches);
+  }
+  MV_CUDA_CHECK(cudaEventDestroy(start));
+  MV_CUDA_CHECK(cudaEventDestroy(stop));
+  MV_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  MV_CUDA_CHECK(cudaGraphDestroy(graph));
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  return us[us.size() / 2];
+}
+
+std::vector<Result> run() {
+  cudaStream_t stream = nullptr;
+  MV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cublasHandle_t blas = nullptr;
+  MV_CUDA_CHECK(cublasCreate(&blas));
+  DeviceMemory workspace(kBlasWorkspaceBytes);
+  MV_CUDA_CHECK(cublasSetStream(blas, stream));
+  MV_CUDA_CHECK(cublasSetWorkspace(blas, workspace.get(), kBlasWorkspaceBytes));
+  const std::int64_t max_m = kMs[std::size(kMs) - 1];
+  std::vector<Result> results;
+  for (const Shape& s : kShapes) {
+    const std::size_t w_bytes = static_cast<std::size_t>(s.out * s.in) * 2;
+    const std::size_t copies = std::max<std::size_t>(1, (kRotationBytes + w_bytes - 1) / w_bytes);
+    DeviceMemory w(copies * w_bytes), x(static_cast<std::size_t>(max_m * s.in) * 2),
+        y(static_cast<std::size_t>(max_m * s.out) * 4);
+    MV_CUDA_CHECK(cudaMemset(w.get(), 0x3C, copies * w_bytes));  // bf16 0x3C3C: about 0.011
+    MV_CUDA_CHECK(cudaMemset(x.get(), 0x3C, static_cast<std::size_t>(max_m * s.in) * 2));
+    const auto weight = [&](int i) { return w.get() + (static_cast<std::size_t>(i) % copies) * w_bytes; };
+    for (const std::int64_t m : kMs) {
+      Result r{s.name, s.in, s.out, m, 0, 0, static_cast<double>(w_bytes) / 1e6};
+      r.skinny_us = time_per_launch(stream, [&](int i) {
+        MV_CUDA_CHECK(cuda::launch_skinny_gemm(x.get(), weight(i), s.out_dtype, y.get(), m, s.out,
+                                               s.in, stream));
+      });
+      const float alpha = 1.0f, beta = 0.0f;
+      const cudaDataType_t y_type = s.out_dtype == DType::f32 ? CUDA_R_32F : CUDA_R_16BF;
+      r.cublas_us = time_per_launch(stream, [&](int i) {
+        MV_CUDA_CHECK(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.out),
+                                   static_cast<int>(m), static_cast<int>(s.in), &alpha, weight(i),
+                                   CUDA_R_16BF, static_cast<int>(s.in), x.get(), CUDA_R_16BF,
+                                   static_cast<int>(s.in), &beta, y.get(), y_type,
+                                   static_cast<int>(s.out), CUBLAS_COMPUTE_32F,
+                                   CUBLAS_GEMM_DEFAULT));
+      });
+      results.push_back(r);
+    }
+  }
+  MV_CUDA_CHECK(cublasDestroy(blas));
+  MV_CUDA_CHECK(cudaStreamDestroy(stream));
+  return results;
+}
+
+void print(const std::vector<Result>& results) {
+  cudaDeviceProp prop{};
+  MV_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("skinny GEMM vs cublasGemmEx on %s, bf16 x/W, fp32 accumulation\n", prop.name);
+  std::printf("%-8s %5s %7s %3s %8s %10s %10s %10s %10s %8s\n", "shape", "in", "out", "m",
+              "W_MB", "skinny_us", "skinny_GBs", "cublas_us", "cublas_GBs", "speedup");
+  for (const Result& r : results)
+    std::printf("%-8s %5lld %7lld %3lld %8.2f %10.2f %10.0f %10.2f %10.0f %8.2f\n",
+                r.shape.c_str(), static_cast<long long>(r.in), static_cast<long long>(r.out),
+                static_cast<long long>(r.m), r.weight_mb, r.skinny_us,
+                r.weight_mb * 1e6 / r.skinny_us / 1e3, r.cublas_us,
+                r.weight_mb * 1e6 / r.cublas_us / 1e3, r.cublas_us / r.skinny_us);
+  for (const Shape& s : kShapes) {
+    std::int64_t crossover = 0;
+    for (const Result& r : results)
+      if (r.shape == s.name && r.skinny_us < r.cublas_us) crossover = std::max(crossover, r.m);
+    std::printf("crossover %-8s: skinny faster up to m = %lld (of those measured)\n", s.name,
+                static_cast<long long>(crossover));
+  }
+  std::printf("{\"bench\": \"gpu_skinny_gemm\", \"device\": \"%s\", \"results\": [", prop.name);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const Result& r = results[i];
+    std::printf("%s{\"shape\": \"%s\", \"in\": %lld, \"out\": %lld, \"m\": %lld, "
+                "\"weight_mb\": %.3f, \"skinny_us\": %.3f, \"cublas_us\": %.3f}",
+                i == 0 ? "" : ", ", r.shape.c_str(), static_cast<long long>(r.in),
+                static_cast<long long>(r.out), static_cast<long long>(r.m), r.weight_mb,
+                r.skinny_us, r.cublas_us);
+  }
+  std::printf("]}\n");
+}
+
+}  // namespace
+}  // namespace minivllm
+
+int main() {
+  try {
+    minivllm::print(minivllm::run());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpu_skinny_gemm_bench: %s\n", e.what());
+    return 1;
+  }
+}

@@ -101,19 +101,16 @@ class TimedOps final : public Ops {
                       float eps) override {
     return timed("add_rms_norm", [&] { return inner_.add_rms_norm(x, residual, weight, eps); });
   }
-  void head_rms_norm(Tensor& x, const Tensor& weight, float eps) override {
-    timed("head_rms_norm", [&] { inner_.head_rms_norm(x, weight, eps); return 0; });
+  Tensor attention_inputs(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
+                          float eps, const Tensor& inv_freq, Tensor& key_cache,
+                          Tensor& value_cache, const Batch& batch) override {
+    return timed("attention_inputs", [&] {
+      return inner_.attention_inputs(qkv, q_norm, k_norm, eps, inv_freq, key_cache, value_cache,
+                                     batch);
+    });
   }
-  void rotary_embedding(Tensor& q, Tensor& k, const Tensor& inv_freq,
-                        const Batch& batch) override {
-    timed("rotary_embedding", [&] { inner_.rotary_embedding(q, k, inv_freq, batch); return 0; });
-  }
-  Tensor silu_and_mul(const Tensor& gate, const Tensor& up) override {
-    return timed("silu_and_mul", [&] { return inner_.silu_and_mul(gate, up); });
-  }
-  void write_kv(const Tensor& k, const Tensor& v, Tensor& key_cache, Tensor& value_cache,
-                const Batch& batch) override {
-    timed("write_kv", [&] { inner_.write_kv(k, v, key_cache, value_cache, batch); return 0; });
+  Tensor silu_and_mul(const Tensor& gate_up) override {
+    return timed("silu_and_mul", [&] { return inner_.silu_and_mul(gate_up); });
   }
   Tensor paged_attention(const Tensor& q, const Tensor& key_cache, const Tensor& value_cache,
                          const Batch& batch, float scale) override {

@@ -3,7 +3,7 @@
 // kernels/cpu/attention.hpp, in two kernels. Prefill handles any batch (new tokens of a sequence
 // attend to its cached prefix and to themselves: prompts, chunked prefill, prefix-cache hits, and
 // one-token sequences mixed in); decode is for batches where every sequence has one new token.
-// The new tokens' keys and values must already be in the cache (launch_write_kv).
+// The new tokens' keys and values must already be in the cache (launch_attention_inputs).
 // Grouped-query attention: query head h reads KV head h / (num_heads / num_kv_heads).
 #include <cstddef>
 #include <cstdint>

@@ -15,7 +15,7 @@ namespace {
 using namespace layers;
 
 struct LlamaAttention {
-  Linear q_proj, k_proj, v_proj, o_proj;
+  Linear qkv_proj, o_proj;
   PagedAttention attention;
 };
 
@@ -43,12 +43,7 @@ class LlamaForCausalLM final : public Model {
       layers_.push_back(LlamaDecoderLayer{
           RmsNorm::load(w, p + "input_layernorm.weight", c.hidden_size, c.rms_norm_eps),
           LlamaAttention{
-              Linear::load(w, p + "self_attn.q_proj.weight", c.num_attention_heads * c.head_dim,
-                           c.hidden_size, Split::column),
-              Linear::load(w, p + "self_attn.k_proj.weight", c.num_key_value_heads * c.head_dim,
-                           c.hidden_size, Split::column),
-              Linear::load(w, p + "self_attn.v_proj.weight", c.num_key_value_heads * c.head_dim,
-                           c.hidden_size, Split::column),
+              Linear::load_qkv(w, p + "self_attn.", c),
               Linear::load(w, p + "self_attn.o_proj.weight", c.hidden_size,
                            c.num_attention_heads * c.head_dim, Split::row),
               PagedAttention{l, static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)))}},
@@ -80,9 +75,9 @@ class LlamaForCausalLM final : public Model {
 
  private:
   Tensor attention(const LlamaAttention& a, const Tensor& x, KvCacheView& kv, const Batch& batch) {
-    Tensor q = a.q_proj(ops_, x), k = a.k_proj(ops_, x), v = a.v_proj(ops_, x);
-    rotary_(ops_, q, k, batch);
-    return a.o_proj(ops_, a.attention(ops_, q, k, v, kv, batch));
+    const Tensor qkv = a.qkv_proj(ops_, x);
+    // Llama has no per-head q/k norm.
+    return a.o_proj(ops_, a.attention(ops_, qkv, RmsNorm{}, RmsNorm{}, rotary_, kv, batch));
   }
 
   Ops& ops_;

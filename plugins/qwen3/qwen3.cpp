@@ -14,7 +14,7 @@ namespace {
 using namespace layers;
 
 struct Qwen3Attention {
-  Linear q_proj, k_proj, v_proj, o_proj;
+  Linear qkv_proj, o_proj;
   RmsNorm q_norm, k_norm;  // over head_dim, per head, before RoPE
   PagedAttention attention;
 };
@@ -38,12 +38,7 @@ class Qwen3ForCausalLM final : public Model {
       layers_.push_back(Qwen3DecoderLayer{
           RmsNorm::load(w, p + "input_layernorm.weight", c.hidden_size, c.rms_norm_eps),
           Qwen3Attention{
-              Linear::load(w, p + "self_attn.q_proj.weight", c.num_attention_heads * c.head_dim,
-                           c.hidden_size, Split::column),
-              Linear::load(w, p + "self_attn.k_proj.weight", c.num_key_value_heads * c.head_dim,
-                           c.hidden_size, Split::column),
-              Linear::load(w, p + "self_attn.v_proj.weight", c.num_key_value_heads * c.head_dim,
-                           c.hidden_size, Split::column),
+              Linear::load_qkv(w, p + "self_attn.", c),
               Linear::load(w, p + "self_attn.o_proj.weight", c.hidden_size,
                            c.num_attention_heads * c.head_dim, Split::row),
               RmsNorm::load(w, p + "self_attn.q_norm.weight", c.head_dim, c.rms_norm_eps),
@@ -77,11 +72,8 @@ class Qwen3ForCausalLM final : public Model {
 
  private:
   Tensor attention(const Qwen3Attention& a, const Tensor& x, KvCacheView& kv, const Batch& batch) {
-    Tensor q = a.q_proj(ops_, x), k = a.k_proj(ops_, x), v = a.v_proj(ops_, x);
-    a.q_norm.per_head(ops_, q);
-    a.k_norm.per_head(ops_, k);
-    rotary_(ops_, q, k, batch);
-    return a.o_proj(ops_, a.attention(ops_, q, k, v, kv, batch));
+    const Tensor qkv = a.qkv_proj(ops_, x);
+    return a.o_proj(ops_, a.attention(ops_, qkv, a.q_norm, a.k_norm, rotary_, kv, batch));
   }
 
   Ops& ops_;

@@ -13,21 +13,51 @@ void require(bool ok, const std::string& backend, const char* op, const std::str
 
 }  // namespace
 
-std::int64_t check_write_kv(const std::string& backend, const Tensor& k, const Tensor& v,
+std::int64_t check_kv_slots(const std::string& backend, std::int64_t num_tokens,
                             const Tensor& key_cache, const Tensor& value_cache,
                             const Batch& batch) {
-  const std::int64_t width = key_cache.dim(2) * key_cache.dim(3);
-  require(k.shape() == v.shape() && k.dim(1) == width && value_cache.shape() == key_cache.shape(),
-          backend, "write_kv",
-          "k " + shape_string(k.shape()) + " does not fit cache " + shape_string(key_cache.shape()));
-  require(static_cast<std::int64_t>(batch.slot_mapping.size()) == k.dim(0), backend, "write_kv",
+  require(value_cache.shape() == key_cache.shape(), backend, "attention_inputs",
+          "key cache " + shape_string(key_cache.shape()) + " and value cache " +
+              shape_string(value_cache.shape()) + " differ");
+  require(static_cast<std::int64_t>(batch.slot_mapping.size()) == num_tokens, backend,
+          "attention_inputs",
           "slot_mapping has " + std::to_string(batch.slot_mapping.size()) + " entries for " +
-              std::to_string(k.dim(0)) + " tokens");
+              std::to_string(num_tokens) + " tokens");
   const std::int64_t num_slots = key_cache.dim(0) * key_cache.dim(1);
   for (const std::int64_t slot : batch.slot_mapping)
-    require(slot < num_slots, backend, "write_kv",
+    require(slot < num_slots, backend, "attention_inputs",
             "KV slot " + std::to_string(slot) + " past the cache's " + std::to_string(num_slots));
   return num_slots;
+}
+
+AttentionInputsShape check_attention_inputs(const std::string& backend, const Tensor& qkv,
+                                            const Tensor& q_norm, const Tensor& k_norm,
+                                            const Tensor& inv_freq, const Tensor& key_cache,
+                                            const Tensor& value_cache, const Batch& batch) {
+  AttentionInputsShape shape;
+  shape.num_kv_heads = key_cache.dim(2);
+  shape.head_dim = key_cache.dim(3);
+  const bool heads_fit = shape.head_dim > 0 && shape.num_kv_heads > 0 &&
+                         qkv.rank() == 2 && qkv.dim(1) % shape.head_dim == 0;
+  if (heads_fit) shape.num_heads = qkv.dim(1) / shape.head_dim - 2 * shape.num_kv_heads;
+  require(heads_fit && shape.num_heads > 0 && shape.num_heads % shape.num_kv_heads == 0,
+          backend, "attention_inputs",
+          "qkv " + shape_string(qkv.shape()) + " does not fit cache " +
+              shape_string(key_cache.shape()));
+  for (const Tensor* norm : {&q_norm, &k_norm})
+    require(!norm->defined() || (norm->rank() == 1 && norm->dim(0) == shape.head_dim), backend,
+            "attention_inputs",
+            "norm weight " + shape_string(norm->shape()) + " is not [head_dim " +
+                std::to_string(shape.head_dim) + "]");
+  require(inv_freq.rank() == 1 && 2 * inv_freq.dim(0) == shape.head_dim, backend,
+          "attention_inputs",
+          "inv_freq " + shape_string(inv_freq.shape()) + " is not [head_dim / 2]");
+  require(static_cast<std::int64_t>(batch.positions.size()) == qkv.dim(0), backend,
+          "attention_inputs",
+          "positions has " + std::to_string(batch.positions.size()) + " entries for " +
+              std::to_string(qkv.dim(0)) + " tokens");
+  shape.num_slots = check_kv_slots(backend, qkv.dim(0), key_cache, value_cache, batch);
+  return shape;
 }
 
 AttentionShape check_paged_attention(const std::string& backend, const Tensor& q,

@@ -1,7 +1,7 @@
 #pragma once
 // Host-side checks of a step's batch against one layer's KV cache, shared by every backend: the
 // GPU kernels only write NaN for bad input, so each backend checks before it launches. Errors are
-// minivllm::Error "<backend>::<op>: what", e.g. "CudaOps::write_kv: KV slot 9 past ...".
+// minivllm::Error "<backend>::<op>: what", e.g. "CudaOps::attention_inputs: KV slot 9 past ...".
 #include <cstdint>
 #include <string>
 
@@ -10,11 +10,26 @@
 
 namespace minivllm {
 
-// k, v [num_tokens, kv_heads * head_dim] against the caches [num_blocks, block_size, kv_heads,
-// head_dim] and batch.slot_mapping (negative slots are padding). Returns the cache's slot count.
-std::int64_t check_write_kv(const std::string& backend, const Tensor& k, const Tensor& v,
+// batch.slot_mapping for num_tokens new tokens against the caches [num_blocks, block_size,
+// kv_heads, head_dim] (negative slots are padding). Returns the cache's slot count.
+std::int64_t check_kv_slots(const std::string& backend, std::int64_t num_tokens,
                             const Tensor& key_cache, const Tensor& value_cache,
                             const Batch& batch);
+
+struct AttentionInputsShape {
+  std::int64_t num_heads = 0;  // query heads
+  std::int64_t num_kv_heads = 0;
+  std::int64_t head_dim = 0;
+  std::int64_t num_slots = 0;
+};
+
+// Ops::attention_inputs' arguments: qkv [num_tokens, (heads + 2 * kv_heads) * head_dim] against
+// the caches, the norms (undefined or [head_dim]), inv_freq [head_dim / 2], batch.positions and
+// the slots (check_kv_slots).
+AttentionInputsShape check_attention_inputs(const std::string& backend, const Tensor& qkv,
+                                            const Tensor& q_norm, const Tensor& k_norm,
+                                            const Tensor& inv_freq, const Tensor& key_cache,
+                                            const Tensor& value_cache, const Batch& batch);
 
 struct AttentionShape {
   std::int64_t num_heads = 0;

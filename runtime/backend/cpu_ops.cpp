@@ -9,11 +9,10 @@
 #include "backend/batch_checks.hpp"
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/attention.hpp"
+#include "kernels/cpu/attention_inputs.hpp"
 #include "kernels/cpu/embedding.hpp"
-#include "kernels/cpu/kv_cache.hpp"
 #include "kernels/cpu/linear.hpp"
 #include "kernels/cpu/norm.hpp"
-#include "kernels/cpu/rope.hpp"
 
 namespace minivllm {
 
@@ -107,57 +106,50 @@ Tensor CpuOps::add_rms_norm(const Tensor& x, Tensor& residual, const Tensor& wei
   return out;
 }
 
-void CpuOps::head_rms_norm(Tensor& x, const Tensor& weight, float eps) {
-  require_matrix(x, "head_rms_norm", "x");
-  require_weight(weight, 1, "head_rms_norm");
-  const std::int64_t head_dim = weight.dim(0);
-  require(x.dim(1) % head_dim == 0, "head_rms_norm", "x's width is not a multiple of head_dim");
-  cpu::rms_norm(x.data_as<float>(), weight.data(), weight.dtype(), x.data_as<float>(),
-                x.numel() / head_dim, head_dim, eps);
+Tensor CpuOps::attention_inputs(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
+                                float eps, const Tensor& inv_freq, Tensor& key_cache,
+                                Tensor& value_cache, const Batch& batch) {
+  require_matrix(qkv, "attention_inputs", "qkv");
+  require_cache(key_cache, "attention_inputs");
+  require_cache(value_cache, "attention_inputs");
+  for (const Tensor* norm : {&q_norm, &k_norm})
+    if (norm->defined()) require_weight(*norm, 1, "attention_inputs");
+  const bool norms_match = q_norm.defined() == k_norm.defined() &&
+                           (!q_norm.defined() || q_norm.dtype() == k_norm.dtype());
+  require(norms_match, "attention_inputs", "q_norm and k_norm come together, in one dtype");
+  require(inv_freq.device() == Device::cpu && inv_freq.dtype() == DType::f32, "attention_inputs",
+          "inv_freq must be f32 on the CPU");
+  const AttentionInputsShape shape = check_attention_inputs(
+      "CpuOps", qkv, q_norm, k_norm, inv_freq, key_cache, value_cache, batch);
+  Tensor q = empty({qkv.dim(0), shape.num_heads * shape.head_dim}, DType::f32);
+  cpu::AttentionInputs args;
+  args.qkv = qkv.data_as<float>();
+  args.positions = batch.positions.data();
+  args.slot_mapping = batch.slot_mapping.data();
+  args.inv_freq = inv_freq.data_as<float>();
+  args.q_norm_weight = q_norm.data();
+  args.k_norm_weight = k_norm.data();
+  if (q_norm.defined()) args.norm_dtype = q_norm.dtype();
+  args.norm_eps = eps;
+  args.num_tokens = qkv.dim(0);
+  args.num_heads = shape.num_heads;
+  args.num_kv_heads = shape.num_kv_heads;
+  args.head_dim = shape.head_dim;
+  args.q = q.data_as<float>();
+  args.key_cache = key_cache.data_as<float>();
+  args.value_cache = value_cache.data_as<float>();
+  args.num_slots = shape.num_slots;
+  cpu::attention_inputs(args);  // the slots are checked: no out_of_range
+  return q;
 }
 
-void CpuOps::rotary_embedding(Tensor& q, Tensor& k, const Tensor& inv_freq, const Batch& batch) {
-  require_matrix(q, "rotary_embedding", "q");
-  require_matrix(k, "rotary_embedding", "k");
-  require(inv_freq.dtype() == DType::f32 && inv_freq.rank() == 1, "rotary_embedding",
-          "inv_freq must be 1-d f32");
-  const std::int64_t head_dim = 2 * inv_freq.dim(0);
-  require(q.dim(0) == batch.num_tokens() && k.dim(0) == batch.num_tokens() &&
-              batch.positions.size() == batch.token_ids.size(),
-          "rotary_embedding", "q, k and batch.positions disagree on the token count");
-  require(q.dim(1) % head_dim == 0 && k.dim(1) % head_dim == 0, "rotary_embedding",
-          "q/k width is not a multiple of head_dim");
-  const float* freq = inv_freq.data_as<float>();
-  cpu::rotary_embedding(q.data_as<float>(), batch.positions.data(), freq, q.dim(0),
-                        q.dim(1) / head_dim, head_dim);
-  cpu::rotary_embedding(k.data_as<float>(), batch.positions.data(), freq, k.dim(0),
-                        k.dim(1) / head_dim, head_dim);
-}
-
-Tensor CpuOps::silu_and_mul(const Tensor& gate, const Tensor& up) {
-  require_matrix(gate, "silu_and_mul", "gate");
-  require_matrix(up, "silu_and_mul", "up");
-  require(gate.shape() == up.shape(), "silu_and_mul", "gate and up differ in shape");
-  Tensor out = empty(gate.shape(), DType::f32);
-  cpu::silu_and_mul(gate.data_as<float>(), up.data_as<float>(), out.data_as<float>(),
-                    gate.numel());
+Tensor CpuOps::silu_and_mul(const Tensor& gate_up) {
+  require_matrix(gate_up, "silu_and_mul", "gate_up");
+  require(gate_up.dim(1) % 2 == 0, "silu_and_mul", "gate_up width is odd");
+  const std::int64_t width = gate_up.dim(1) / 2;
+  Tensor out = empty({gate_up.dim(0), width}, DType::f32);
+  cpu::silu_and_mul(gate_up.data_as<float>(), out.data_as<float>(), gate_up.dim(0), width);
   return out;
-}
-
-void CpuOps::write_kv(const Tensor& k, const Tensor& v, Tensor& key_cache, Tensor& value_cache,
-                      const Batch& batch) {
-  require_matrix(k, "write_kv", "k");
-  require_matrix(v, "write_kv", "v");
-  require_cache(key_cache, "write_kv");
-  require_cache(value_cache, "write_kv");
-  const std::int64_t width = key_cache.dim(2) * key_cache.dim(3);
-  const std::int64_t num_slots = check_write_kv("CpuOps", k, v, key_cache, value_cache, batch);
-  try {
-    cpu::write_kv(k.data_as<float>(), v.data_as<float>(), batch.slot_mapping.data(), k.dim(0),
-                  width, key_cache.data_as<float>(), value_cache.data_as<float>(), num_slots);
-  } catch (const std::out_of_range& e) {
-    throw Error(std::string("CpuOps::write_kv: ") + e.what());
-  }
 }
 
 Tensor CpuOps::paged_attention(const Tensor& q, const Tensor& key_cache, const Tensor& value_cache,

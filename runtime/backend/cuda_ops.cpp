@@ -10,12 +10,12 @@
 #include "backend/cuda_check.hpp"
 #include "backend/cuda_step_runner.hpp"
 #include "kernels/cuda/activation.cuh"
+#include "kernels/cuda/attention_inputs.cuh"
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/embedding.cuh"
-#include "kernels/cuda/kv_cache.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 #include "kernels/cuda/rms_norm.cuh"
-#include "kernels/cuda/rope.cuh"
+#include "kernels/cuda/skinny_gemm.cuh"
 
 namespace minivllm {
 
@@ -150,8 +150,7 @@ void CudaOps::check_token_ids(const Batch& batch, std::int64_t vocab) const {
 void CudaOps::check_batch(const Batch& batch, const BatchBounds& bounds) const {
   check_token_ids(batch, bounds.vocab);
   const Tensor cache = shape_only(bounds.kv_cache);
-  const Tensor kv = shape_only({batch.num_tokens(), cache.dim(2) * cache.dim(3)});
-  check_write_kv("CudaOps", kv, kv, cache, cache, batch);
+  check_kv_slots("CudaOps", batch.num_tokens(), cache, cache, batch);
   check_paged_attention("CudaOps", shape_only({batch.num_tokens(), bounds.q_width}), cache, cache,
                         batch);
 }
@@ -214,6 +213,16 @@ Tensor CudaOps::linear(const Tensor& x, const Tensor& weight) {
   if (y.numel() == 0) return y;
   // An f32 x against bf16 weights (the logits): bf16 inputs, f32 accumulation and output.
   const Tensor a = convert(x, dtype_);
+  // Up to this many rows of x the skinny GEMM beats cuBLAS on every Qwen3-0.6B shape: at m = 1 by
+  // 1.07x (lm_head) to 4.3x (o_proj) on an H200; at m = 2 cuBLAS wins on fused qkv, gate_up and
+  // the lm_head (benchmarks/gpu_skinny_gemm_bench.cpp; figures in kernels/cuda/skinny_gemm.md).
+  constexpr std::int64_t kSkinnyMaxRows = 1;
+  if (dtype_ == DType::bf16 && m <= kSkinnyMaxRows &&
+      cuda::skinny_gemm_supports(in_features, a.data(), weight.data())) {
+    MV_CUDA_CHECK(cuda::launch_skinny_gemm(a.data(), weight.data(), y.dtype(), y.data(), m,
+                                           out_features, in_features, stream_));
+    return y;
+  }
   const float alpha = 1.0f, beta = 0.0f;
   // Row-major y[m, out] = x[m, in] @ W[out, in]^T is column-major y^T = W^T(op T) x^T.
   MV_CUDA_CHECK(cublasGemmEx(blas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(out_features),
@@ -249,69 +258,51 @@ Tensor CudaOps::add_rms_norm(const Tensor& x, Tensor& residual, const Tensor& we
   return out;
 }
 
-void CudaOps::head_rms_norm(Tensor& x, const Tensor& weight, float eps) {
-  require_device(x, dtype_, 2, "head_rms_norm", "x");
-  require_device(weight, dtype_, 1, "head_rms_norm", "weight");
-  const std::int64_t head_dim = weight.dim(0);
-  require(head_dim > 0 && x.dim(1) % head_dim == 0, "head_rms_norm",
-          "x's width is not a multiple of head_dim");
-  if (x.numel() > 0)
-    MV_CUDA_CHECK(cuda::launch_rms_norm(dtype_, x.data(), weight.data(), x.data(),
-                                        x.numel() / head_dim, head_dim, eps, stream_));
-}
-
-void CudaOps::rotary_embedding(Tensor& q, Tensor& k, const Tensor& inv_freq, const Batch& batch) {
-  require_device(q, dtype_, 2, "rotary_embedding", "q");
-  require_device(k, dtype_, 2, "rotary_embedding", "k");
-  require_device(inv_freq, DType::f32, 1, "rotary_embedding", "inv_freq");
-  const std::int64_t head_dim = 2 * inv_freq.dim(0);
-  require(q.dim(0) == batch.num_tokens() && k.dim(0) == batch.num_tokens() &&
-              batch.positions.size() == batch.token_ids.size(),
-          "rotary_embedding", "q, k and batch.positions disagree on the token count");
-  require(head_dim > 0 && q.dim(1) % head_dim == 0 && k.dim(1) % head_dim == 0,
-          "rotary_embedding", "q/k width is not a multiple of head_dim");
-  if (batch.positions.empty()) return;
+Tensor CudaOps::attention_inputs(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
+                                 float eps, const Tensor& inv_freq, Tensor& key_cache,
+                                 Tensor& value_cache, const Batch& batch) {
+  require_device(qkv, dtype_, 2, "attention_inputs", "qkv");
+  require_device(key_cache, dtype_, 4, "attention_inputs", "key cache");
+  require_device(value_cache, dtype_, 4, "attention_inputs", "value cache");
+  if (q_norm.defined()) require_device(q_norm, dtype_, 1, "attention_inputs", "q_norm");
+  if (k_norm.defined()) require_device(k_norm, dtype_, 1, "attention_inputs", "k_norm");
+  require_device(inv_freq, DType::f32, 1, "attention_inputs", "inv_freq");
+  const AttentionInputsShape shape = check_attention_inputs(
+      "CudaOps", qkv, q_norm, k_norm, inv_freq, key_cache, value_cache, batch);
+  Tensor q = empty({qkv.dim(0), shape.num_heads * shape.head_dim}, dtype_);
+  if (qkv.dim(0) == 0) return q;
   const cuda::DeviceBatch* step = staged(batch);
-  std::shared_ptr<void> keep;
-  cuda::RotaryParams p;
+  std::shared_ptr<void> keep[2];
+  cuda::AttentionInputsParams p;
   p.dtype = dtype_;
+  p.qkv = qkv.data();
   p.q = q.data();
-  p.k = k.data();
-  p.positions = step != nullptr ? step->positions : upload(batch.positions, keep);
+  p.key_cache = key_cache.data();
+  p.value_cache = value_cache.data();
+  p.positions = step != nullptr ? step->positions : upload(batch.positions, keep[0]);
+  p.slot_mapping = step != nullptr ? step->slot_mapping : upload(batch.slot_mapping, keep[1]);
   p.inv_freq = inv_freq.data_as<float>();
-  p.num_tokens = q.dim(0);
-  p.num_heads = q.dim(1) / head_dim;
-  p.num_kv_heads = k.dim(1) / head_dim;
-  p.head_dim = head_dim;
-  MV_CUDA_CHECK(cuda::launch_rotary_embedding(p, stream_));
+  p.num_tokens = qkv.dim(0);
+  p.num_heads = shape.num_heads;
+  p.num_kv_heads = shape.num_kv_heads;
+  p.head_dim = shape.head_dim;
+  p.num_slots = shape.num_slots;
+  p.q_norm_weight = q_norm.data();
+  p.k_norm_weight = k_norm.data();
+  p.norm_eps = eps;
+  MV_CUDA_CHECK(cuda::launch_attention_inputs(p, stream_));
+  return q;
 }
 
-Tensor CudaOps::silu_and_mul(const Tensor& gate, const Tensor& up) {
-  require_device(gate, dtype_, 2, "silu_and_mul", "gate");
-  require_device(up, dtype_, 2, "silu_and_mul", "up");
-  require(gate.shape() == up.shape(), "silu_and_mul", "gate and up differ in shape");
-  Tensor out = empty(gate.shape(), dtype_);
-  if (gate.numel() > 0)
-    MV_CUDA_CHECK(cuda::launch_silu_and_mul(dtype_, gate.data(), up.data(), out.data(),
-                                            gate.numel(), stream_));
+Tensor CudaOps::silu_and_mul(const Tensor& gate_up) {
+  require_device(gate_up, dtype_, 2, "silu_and_mul", "gate_up");
+  require(gate_up.dim(1) % 2 == 0, "silu_and_mul", "gate_up width is odd");
+  const std::int64_t width = gate_up.dim(1) / 2;
+  Tensor out = empty({gate_up.dim(0), width}, dtype_);
+  if (out.numel() > 0)
+    MV_CUDA_CHECK(cuda::launch_silu_and_mul(dtype_, gate_up.data(), out.data(), gate_up.dim(0),
+                                            width, stream_));
   return out;
-}
-
-void CudaOps::write_kv(const Tensor& k, const Tensor& v, Tensor& key_cache, Tensor& value_cache,
-                       const Batch& batch) {
-  require_device(k, dtype_, 2, "write_kv", "k");
-  require_device(v, dtype_, 2, "write_kv", "v");
-  require_device(key_cache, dtype_, 4, "write_kv", "key cache");
-  require_device(value_cache, dtype_, 4, "write_kv", "value cache");
-  const std::int64_t width = key_cache.dim(2) * key_cache.dim(3);
-  const std::int64_t num_slots = check_write_kv("CudaOps", k, v, key_cache, value_cache, batch);
-  if (batch.slot_mapping.empty()) return;
-  const cuda::DeviceBatch* step = staged(batch);
-  std::shared_ptr<void> keep;
-  const std::int64_t* slots =
-      step != nullptr ? step->slot_mapping : upload(batch.slot_mapping, keep);
-  MV_CUDA_CHECK(cuda::launch_write_kv(dtype_, k.data(), v.data(), slots, k.dim(0), width,
-                                      key_cache.data(), value_cache.data(), num_slots, stream_));
 }
 
 Tensor CudaOps::paged_attention(const Tensor& q, const Tensor& key_cache,

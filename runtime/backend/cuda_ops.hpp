@@ -66,12 +66,10 @@ class CudaOps final : public Ops {
   Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps) override;
   Tensor add_rms_norm(const Tensor& x, Tensor& residual, const Tensor& weight,
                       float eps) override;
-  void head_rms_norm(Tensor& x, const Tensor& weight, float eps) override;
-  void rotary_embedding(Tensor& q, Tensor& k, const Tensor& inv_freq,
-                        const Batch& batch) override;
-  Tensor silu_and_mul(const Tensor& gate, const Tensor& up) override;
-  void write_kv(const Tensor& k, const Tensor& v, Tensor& key_cache, Tensor& value_cache,
-                const Batch& batch) override;
+  Tensor attention_inputs(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
+                          float eps, const Tensor& inv_freq, Tensor& key_cache,
+                          Tensor& value_cache, const Batch& batch) override;
+  Tensor silu_and_mul(const Tensor& gate_up) override;
   Tensor paged_attention(const Tensor& q, const Tensor& key_cache, const Tensor& value_cache,
                          const Batch& batch, float scale) override;
   Tensor gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) override;

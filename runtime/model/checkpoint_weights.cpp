@@ -16,6 +16,11 @@ std::filesystem::path weights_file(const Checkpoint& checkpoint) {
   return std::filesystem::exists(index) ? index : checkpoint.dir() / "model.safetensors";
 }
 
+// How an error names a tensor that was found.
+std::string where(const TensorView& view, std::string_view name) {
+  return view.file.string() + ": tensor '" + std::string(name) + "'";
+}
+
 }  // namespace
 
 CheckpointWeights::CheckpointWeights(const Checkpoint& checkpoint, Ops& ops, int tp_rank,
@@ -26,26 +31,37 @@ CheckpointWeights::CheckpointWeights(const Checkpoint& checkpoint, Ops& ops, int
                 std::to_string(tp_size) + " is out of range");
 }
 
-Tensor CheckpointWeights::load(std::string_view name, const Shape& full_shape, Split split) {
+const TensorView& CheckpointWeights::find(std::string_view name, const Shape& full_shape) const {
   const TensorView* view = checkpoint_.find(name);
   if (view == nullptr)
     throw Error(weights_file(checkpoint_).string() + ": no tensor '" + std::string(name) + "'");
-  const std::string where = view->file.string() + ": tensor '" + std::string(name) + "'";
   if (view->shape != full_shape)
-    throw Error(where + " has shape " + shape_string(view->shape) + ", expected " +
+    throw Error(where(*view, name) + " has shape " + shape_string(view->shape) + ", expected " +
                 shape_string(full_shape));
+  return *view;
+}
+
+Shape CheckpointWeights::rank_part(const TensorView& view, std::string_view name,
+                                   std::size_t axis) const {
+  if (view.shape.size() != 2 || view.shape[axis] % tp_size_ != 0)
+    throw Error(where(view, name) + " of shape " + shape_string(view.shape) +
+                " does not split " + std::to_string(tp_size_) + " ways along dimension " +
+                std::to_string(axis));
+  Shape part = view.shape;
+  part[axis] /= tp_size_;
+  return part;
+}
+
+Tensor CheckpointWeights::load(std::string_view name, const Shape& full_shape, Split split) {
+  const TensorView& view = find(name, full_shape);
   if (split == Split::none || tp_size_ == 1)
-    return ops_.from_host(view->bytes.data(), view->dtype, view->shape);
+    return ops_.from_host(view.bytes.data(), view.dtype, view.shape);
 
   const std::size_t axis = split == Split::column ? 0 : 1;
-  if (full_shape.size() != 2 || full_shape[axis] % tp_size_ != 0)
-    throw Error(where + " of shape " + shape_string(full_shape) + " does not split " +
-                std::to_string(tp_size_) + " ways along dimension " + std::to_string(axis));
-  Shape part = full_shape;
-  part[axis] /= tp_size_;
+  const Shape part = rank_part(view, name, axis);
   // Row-major [out, in]: a column split is one contiguous run of rows; a row split takes the
   // same run of columns from every row.
-  const std::size_t elem = dtype_size(view->dtype);
+  const std::size_t elem = dtype_size(view.dtype);
   const std::size_t row_bytes = static_cast<std::size_t>(full_shape[1]) * elem;
   const std::size_t part_row_bytes = static_cast<std::size_t>(part[1]) * elem;
   std::vector<std::byte> host(static_cast<std::size_t>(part[0]) * part_row_bytes);
@@ -53,10 +69,41 @@ Tensor CheckpointWeights::load(std::string_view name, const Shape& full_shape, S
     const std::int64_t src_row = axis == 0 ? tp_rank_ * part[0] + r : r;
     const std::size_t src_col = axis == 1 ? static_cast<std::size_t>(tp_rank_) * part_row_bytes : 0;
     std::memcpy(host.data() + static_cast<std::size_t>(r) * part_row_bytes,
-                view->bytes.data() + static_cast<std::size_t>(src_row) * row_bytes + src_col,
+                view.bytes.data() + static_cast<std::size_t>(src_row) * row_bytes + src_col,
                 part_row_bytes);
   }
-  return ops_.from_host(host.data(), view->dtype, part);
+  return ops_.from_host(host.data(), view.dtype, part);
+}
+
+Tensor CheckpointWeights::load_stacked(const std::vector<WeightPart>& parts) {
+  if (parts.empty()) throw Error("load_stacked: no weights to stack");
+  std::vector<const TensorView*> views;
+  std::vector<std::int64_t> rows;  // this rank's rows of each part
+  Shape stacked{0, 0};
+  for (const WeightPart& p : parts) {
+    const TensorView& view = find(p.name, p.full_shape);
+    const Shape part = rank_part(view, p.name, 0);
+    const TensorView& first = views.empty() ? view : *views.front();
+    if (view.dtype != first.dtype || view.shape[1] != first.shape[1])
+      throw Error(where(view, p.name) + " (" + std::string(dtype_name(view.dtype)) + " " +
+                  shape_string(view.shape) + ") does not stack with tensor '" +
+                  std::string(parts.front().name) + "' (" + std::string(dtype_name(first.dtype)) +
+                  " " + shape_string(first.shape) + ")");
+    views.push_back(&view);
+    rows.push_back(part[0]);
+    stacked = {stacked[0] + part[0], part[1]};
+  }
+  // A column split of a row-major [out, in] tensor is one contiguous run of its rows.
+  const std::size_t row_bytes =
+      static_cast<std::size_t>(stacked[1]) * dtype_size(views.front()->dtype);
+  std::vector<std::byte> host(static_cast<std::size_t>(stacked[0]) * row_bytes);
+  std::byte* dst = host.data();
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    const std::size_t bytes = static_cast<std::size_t>(rows[i]) * row_bytes;
+    std::memcpy(dst, views[i]->bytes.data() + static_cast<std::size_t>(tp_rank_) * bytes, bytes);
+    dst += bytes;
+  }
+  return ops_.from_host(host.data(), views.front()->dtype, stacked);
 }
 
 }  // namespace minivllm

@@ -1,7 +1,9 @@
 #pragma once
 // The WeightLoader over a checkpoint folder: tensors by Hugging Face name, shape-checked, copied
 // to the backend's device; under tensor parallelism, rank r's column or row split.
+#include <cstddef>
 #include <string_view>
+#include <vector>
 
 #include <minivllm/ops.hpp>
 #include <minivllm/weights.hpp>
@@ -18,8 +20,14 @@ class CheckpointWeights final : public WeightLoader {
   int tp_rank() const override { return tp_rank_; }
   int tp_size() const override { return tp_size_; }
   Tensor load(std::string_view name, const Shape& full_shape, Split split = Split::none) override;
+  Tensor load_stacked(const std::vector<WeightPart>& parts) override;
 
  private:
+  // The tensor `name`, checked to have `full_shape`.
+  const TensorView& find(std::string_view name, const Shape& full_shape) const;
+  // This rank's shape of `view` split along `axis`; throws when it does not divide evenly.
+  Shape rank_part(const TensorView& view, std::string_view name, std::size_t axis) const;
+
   const Checkpoint& checkpoint_;
   Ops& ops_;
   int tp_rank_;

@@ -20,9 +20,14 @@ struct Linear {
 
   static Linear load(WeightLoader& loader, const std::string& name, std::int64_t out,
                      std::int64_t in, Split split = Split::none);
+  // `<prefix>q_proj.weight`, `k_proj` and `v_proj` stacked into one column-parallel weight
+  // [(heads + 2 * kv_heads) * head_dim, hidden] (this rank's heads of each).
+  static Linear load_qkv(WeightLoader& loader, const std::string& prefix,
+                         const ModelConfig& config);
   Tensor operator()(Ops& ops, const Tensor& x) const { return ops.linear(x, weight); }
 };
 
+// A default-constructed RmsNorm (undefined weight) stands for "no norm" where one is optional.
 struct RmsNorm {
   Tensor weight;
   float eps = 1e-6f;
@@ -34,18 +39,17 @@ struct RmsNorm {
   Tensor add_and_norm(Ops& ops, const Tensor& x, Tensor& residual) const {
     return ops.add_rms_norm(x, residual, weight, eps);
   }
-  // In place on every head_dim-wide slice of x (weight [head_dim]).
-  void per_head(Ops& ops, Tensor& x) const { ops.head_rms_norm(x, weight, eps); }
 };
 
-// down(silu(gate(x)) * up(x)); loads `<prefix>gate_proj.weight` etc.
+// down(silu(gate(x)) * up(x)), gate and up as one GEMM; loads `<prefix>gate_proj.weight` and
+// `<prefix>up_proj.weight` stacked into one weight, and `<prefix>down_proj.weight`.
 struct GatedMlp {
-  Linear gate_proj, up_proj, down_proj;
+  Linear gate_up_proj, down_proj;
 
   static GatedMlp load(WeightLoader& loader, const std::string& prefix, std::int64_t hidden,
                        std::int64_t intermediate);
   Tensor operator()(Ops& ops, const Tensor& x) const {
-    return down_proj(ops, ops.silu_and_mul(gate_proj(ops, x), up_proj(ops, x)));
+    return down_proj(ops, ops.silu_and_mul(gate_up_proj(ops, x)));
   }
 };
 
@@ -74,18 +78,17 @@ struct RotaryEmbedding {
   Tensor inv_freq;  // f32 [head_dim / 2] on the ops' device
 
   static RotaryEmbedding create(Ops& ops, const std::vector<float>& inv_freq);
-  void operator()(Ops& ops, Tensor& q, Tensor& k, const Batch& batch) const {
-    ops.rotary_embedding(q, k, inv_freq, batch);
-  }
 };
 
-// One layer's attention over the paged cache: stores the new k and v, then attends causally.
+// One layer's attention over the paged cache, from its fused q/k/v projection: the q and k heads
+// normed per head (q_norm / k_norm; default-constructed for none) and rotated, k and v stored in
+// the cache (Ops::attention_inputs), then causal attention.
 struct PagedAttention {
   std::int64_t layer = 0;  // index into the KvCacheView
   float scale = 1.0f;
 
-  Tensor operator()(Ops& ops, const Tensor& q, const Tensor& k, const Tensor& v, KvCacheView& kv,
-                    const Batch& batch) const;
+  Tensor operator()(Ops& ops, const Tensor& qkv, const RmsNorm& q_norm, const RmsNorm& k_norm,
+                    const RotaryEmbedding& rotary, KvCacheView& kv, const Batch& batch) const;
 };
 
 // The token embedding table, and the output projection: lm_head.weight, or the embedding table

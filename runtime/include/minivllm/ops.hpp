@@ -67,19 +67,18 @@ class Ops {
   // residual += x (in place), then returns rms_norm(residual): a pre-norm block's "add & norm".
   virtual Tensor add_rms_norm(const Tensor& x, Tensor& residual, const Tensor& weight,
                               float eps) = 0;
-  // In place: RMSNorm of each head_dim-wide slice of x [num_tokens, heads * head_dim];
-  // weight [head_dim] (Qwen3's q_norm / k_norm).
-  virtual void head_rms_norm(Tensor& x, const Tensor& weight, float eps) = 0;
-  // In place neox-style RoPE of q [num_tokens, heads * head_dim] and k [num_tokens,
-  // kv_heads * head_dim] at batch.positions; inv_freq f32 [head_dim / 2].
-  virtual void rotary_embedding(Tensor& q, Tensor& k, const Tensor& inv_freq,
-                                const Batch& batch) = 0;
-  // silu(gate) * up, elementwise; gate and up [num_tokens, intermediate].
-  virtual Tensor silu_and_mul(const Tensor& gate, const Tensor& up) = 0;
-  // Stores k and v [num_tokens, kv_heads * head_dim] at batch.slot_mapping in one layer's cache
-  // (KvCacheView layout).
-  virtual void write_kv(const Tensor& k, const Tensor& v, Tensor& key_cache, Tensor& value_cache,
-                        const Batch& batch) = 0;
+  // An attention layer's inputs from its fused q/k/v projection qkv [num_tokens, (heads +
+  // 2 * kv_heads) * head_dim] (a token's q heads, then k heads, then v heads; head_dim and
+  // kv_heads from the cache): each q and k head RMS-normalized with q_norm / k_norm [head_dim]
+  // (Qwen3; undefined tensors: no norm), then neox-style RoPE at batch.positions (inv_freq f32
+  // [head_dim / 2]); k and v stored at batch.slot_mapping in one layer's cache (KvCacheView
+  // layout; a negative slot is padding, not stored). Returns q [num_tokens, heads * head_dim].
+  virtual Tensor attention_inputs(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
+                                  float eps, const Tensor& inv_freq, Tensor& key_cache,
+                                  Tensor& value_cache, const Batch& batch) = 0;
+  // silu(gate) * up, elementwise, from the fused gate/up projection: each row of gate_up
+  // [num_tokens, 2 * intermediate] is gate then up -> [num_tokens, intermediate].
+  virtual Tensor silu_and_mul(const Tensor& gate_up) = 0;
   // Causal attention of q [num_tokens, heads * head_dim] over the paged cache (prefill, chunked
   // prefill, prefix hits and decode alike; see Batch) -> [num_tokens, heads * head_dim].
   virtual Tensor paged_attention(const Tensor& q, const Tensor& key_cache,

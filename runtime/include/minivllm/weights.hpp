@@ -2,6 +2,7 @@
 // How a model gets its weights: by Hugging Face tensor name, checked against the shape the model
 // expects, on the backend's device. Under tensor parallelism the loader returns this rank's shard.
 #include <string_view>
+#include <vector>
 
 #include <minivllm/tensor.hpp>
 
@@ -12,6 +13,12 @@ enum class Split {
   none,    // the whole tensor (norms, embeddings, or no tensor parallelism)
   column,  // column-parallel linear: rank r of n holds output rows [r*out/n, (r+1)*out/n)
   row,     // row-parallel linear: rank r of n holds input columns [r*in/n, (r+1)*in/n)
+};
+
+// One of the checkpoint tensors that load_stacked puts together.
+struct WeightPart {
+  std::string_view name;
+  Shape full_shape;  // [out, in]
 };
 
 class WeightLoader {
@@ -26,6 +33,11 @@ class WeightLoader {
   // is missing, has another shape, or does not divide evenly.
   virtual Tensor load(std::string_view name, const Shape& full_shape,
                       Split split = Split::none) = 0;
+  // Column-parallel weights over the same input (q/k/v, gate/up) stacked along the output
+  // dimension into one [sum of out, in] weight, so that one GEMM computes them all. Each part is
+  // column-split on its own: rank r holds its rows of every part, in the order given. The parts
+  // share dtype and input width; errors as for load.
+  virtual Tensor load_stacked(const std::vector<WeightPart>& parts) = 0;
 };
 
 }  // namespace minivllm

@@ -12,6 +12,15 @@ Linear Linear::load(WeightLoader& loader, const std::string& name, std::int64_t 
   return {loader.load(name, {out, in}, split)};
 }
 
+Linear Linear::load_qkv(WeightLoader& loader, const std::string& prefix,
+                        const ModelConfig& config) {
+  const std::int64_t q_rows = config.num_attention_heads * config.head_dim;
+  const std::int64_t kv_rows = config.num_key_value_heads * config.head_dim;
+  return {loader.load_stacked({{prefix + "q_proj.weight", {q_rows, config.hidden_size}},
+                               {prefix + "k_proj.weight", {kv_rows, config.hidden_size}},
+                               {prefix + "v_proj.weight", {kv_rows, config.hidden_size}}})};
+}
+
 RmsNorm RmsNorm::load(WeightLoader& loader, const std::string& name, std::int64_t size,
                       double eps) {
   return {loader.load(name, {size}), static_cast<float>(eps)};
@@ -19,8 +28,8 @@ RmsNorm RmsNorm::load(WeightLoader& loader, const std::string& name, std::int64_
 
 GatedMlp GatedMlp::load(WeightLoader& loader, const std::string& prefix, std::int64_t hidden,
                         std::int64_t intermediate) {
-  return {Linear::load(loader, prefix + "gate_proj.weight", intermediate, hidden, Split::column),
-          Linear::load(loader, prefix + "up_proj.weight", intermediate, hidden, Split::column),
+  return {{loader.load_stacked({{prefix + "gate_proj.weight", {intermediate, hidden}},
+                               {prefix + "up_proj.weight", {intermediate, hidden}}})},
           Linear::load(loader, prefix + "down_proj.weight", hidden, intermediate, Split::row)};
 }
 
@@ -67,11 +76,13 @@ RotaryEmbedding RotaryEmbedding::create(Ops& ops, const std::vector<float>& inv_
   return {ops.from_host(inv_freq.data(), DType::f32, {static_cast<std::int64_t>(inv_freq.size())})};
 }
 
-Tensor PagedAttention::operator()(Ops& ops, const Tensor& q, const Tensor& k, const Tensor& v,
+Tensor PagedAttention::operator()(Ops& ops, const Tensor& qkv, const RmsNorm& q_norm,
+                                  const RmsNorm& k_norm, const RotaryEmbedding& rotary,
                                   KvCacheView& kv, const Batch& batch) const {
   auto& key_cache = kv.keys.at(static_cast<std::size_t>(layer));
   auto& value_cache = kv.values.at(static_cast<std::size_t>(layer));
-  ops.write_kv(k, v, key_cache, value_cache, batch);
+  const Tensor q = ops.attention_inputs(qkv, q_norm.weight, k_norm.weight, q_norm.eps,
+                                        rotary.inv_freq, key_cache, value_cache, batch);
   return ops.paged_attention(q, key_cache, value_cache, batch, scale);
 }
 

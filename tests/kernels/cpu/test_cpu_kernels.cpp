@@ -98,12 +98,18 @@ TEST(CpuKernels, RopeRotatesHalvesPairwiseByPositionTimesFrequency) {
   }
 }
 
-TEST(CpuKernels, SiluAndMul) {
-  const std::vector<float> gate{-2.0f, 0.0f, 3.0f}, up{1.5f, 2.0f, -1.0f};
-  std::vector<float> out(3);
-  silu_and_mul(gate.data(), up.data(), out.data(), 3);
-  for (int i = 0; i < 3; ++i)
-    EXPECT_NEAR(out[i], gate[i] / (1 + std::exp(-double(gate[i]))) * up[i], 1e-6);
+TEST(CpuKernels, SiluAndMulTakesGateThenUpFromEachRow) {
+  // Two rows of [gate (3), up (3)].
+  const std::vector<float> gate_up{-2.0f, 0.0f, 3.0f, 1.5f, 2.0f, -1.0f,
+                                   1.0f, -4.0f, 0.5f, -3.0f, 0.25f, 2.0f};
+  std::vector<float> out(6);
+  silu_and_mul(gate_up.data(), out.data(), 2, 3);
+  for (int r = 0; r < 2; ++r) {
+    for (int i = 0; i < 3; ++i) {
+      const double gate = gate_up[r * 6 + i], up = gate_up[r * 6 + 3 + i];
+      EXPECT_NEAR(out[r * 3 + i], gate / (1 + std::exp(-gate)) * up, 1e-6);
+    }
+  }
 }
 
 TEST(CpuKernels, EmbeddingGathersRowsAndRejectsOutOfRangeIds) {

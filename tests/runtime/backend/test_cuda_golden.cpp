@@ -106,10 +106,16 @@ TEST(CudaOpsChecks, BadBatchesThrowBeforeLaunch) {
   batch.token_ids = {1, 4};
   EXPECT_THROW(ops.embedding(embed, batch), Error);
 
+  // One q head and one k/v head of 8: a slot past the 4-slot cache.
   Tensor keys = ops.empty({2, 2, 1, 8}, DType::f32), values = ops.empty({2, 2, 1, 8}, DType::f32);
+  const std::vector<float> qkv_values(2 * 3 * 8, 1.0f), inv_freq_values(4, 1.0f);
+  const Tensor qkv = ops.from_host(qkv_values.data(), DType::f32, {2, 3 * 8});
+  const Tensor inv_freq = ops.from_host(inv_freq_values.data(), DType::f32, {4});
   const Tensor k = ops.from_host(table.data(), DType::f32, {2, 8});
+  batch.positions = {0, 1};
   batch.slot_mapping = {0, 4};
-  EXPECT_THROW(ops.write_kv(k, k, keys, values, batch), Error);
+  EXPECT_THROW(ops.attention_inputs(qkv, Tensor{}, Tensor{}, 1e-6f, inv_freq, keys, values, batch),
+               Error);
 
   batch.query_start = {0, 2};
   batch.context_lens = {2};

@@ -1,0 +1,183 @@
+// The fused attention-inputs kernel (q/k norm, RoPE, KV cache write from the q/k/v projection)
+// against the CPU reference (kernels/cpu/attention_inputs.hpp, which composes the norm, RoPE and
+// cache-write reference kernels). The whole cache is compared, so slots that must stay untouched
+// (padding, other tokens') are checked too.
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <minivllm/layers.hpp>
+
+#include "gpu_test_support.hpp"
+#include "kernels/cpu/attention_inputs.hpp"
+#include "kernels/cuda/attention_inputs.cuh"
+
+namespace minivllm {
+namespace {
+
+using test::DeviceBuffer;
+
+struct Model {
+  const char* name;
+  std::int64_t heads, kv_heads, head_dim;
+  double theta;
+  bool qk_norm;
+  std::optional<Llama3RopeScaling> scaling;
+};
+
+const Llama3RopeScaling kLlama32Scaling{32.0, 1.0, 4.0, 8192};
+
+const Model kModels[] = {
+    {"Qwen3-0.6B", 16, 8, 128, 1e6, true, std::nullopt},
+    {"Llama-3.2-1B", 32, 8, 64, 5e5, false, kLlama32Scaling},
+    {"tiny qwen3", 4, 2, 32, 1e6, true, std::nullopt},
+    {"tiny llama", 4, 2, 16, 5e5, false, kLlama32Scaling},
+};
+constexpr float kEps = 1e-6f;
+
+class AttentionInputsKernel : public test::CudaKernelTest {};
+
+TEST_F(AttentionInputsKernel, MatchesReference) {
+  for (const Model& m : kModels) {
+    std::vector<float> inv_freq = layers::rope_inverse_frequencies(m.head_dim, m.theta);
+    if (m.scaling) inv_freq = layers::llama3_scaled_frequencies(inv_freq, *m.scaling);
+    DeviceBuffer d_inv_freq = test::upload_raw(inv_freq);
+    for (std::int64_t tokens : {1, 7, 130}) {
+      for (DType dtype : test::kElementTypes) {
+        SCOPED_TRACE(std::string(m.name) + " " + std::string(dtype_name(dtype)) + " tokens " +
+                     std::to_string(tokens));
+        const std::int64_t num_slots = 3 * tokens + 5;
+        // Positions up to Qwen3's 40960 context, and 0.
+        std::vector<std::int32_t> positions(static_cast<std::size_t>(tokens));
+        for (auto& p : positions) p = static_cast<std::int32_t>(random_int(0, 40959));
+        positions.front() = 0;
+        // Distinct slots in random order; every fifth token from the fourth is padding (-1).
+        std::vector<std::int64_t> slots(static_cast<std::size_t>(num_slots));
+        std::iota(slots.begin(), slots.end(), 0);
+        std::shuffle(slots.begin(), slots.end(), rng());
+        slots.resize(static_cast<std::size_t>(tokens));
+        for (std::size_t t = 3; t < slots.size(); t += 5) slots[t] = -1;
+
+        const std::int64_t q_width = m.heads * m.head_dim, kv_width = m.kv_heads * m.head_dim;
+        const auto q_size = static_cast<std::size_t>(tokens * q_width);
+        const auto cache_size = static_cast<std::size_t>(num_slots * kv_width);
+        const auto qkv = random_values(static_cast<std::size_t>(tokens * (q_width + 2 * kv_width)),
+                                       -2, 2, dtype);
+        const auto q_norm = random_values(static_cast<std::size_t>(m.head_dim), 0.5f, 1.5f, dtype);
+        const auto k_norm = random_values(static_cast<std::size_t>(m.head_dim), 0.5f, 1.5f, dtype);
+        auto key_cache = random_values(cache_size, -1, 1, dtype);
+        auto value_cache = random_values(cache_size, -1, 1, dtype);
+        DeviceBuffer d_qkv = test::upload(qkv, dtype), d_q(q_size * dtype_size(dtype));
+        test::poison(d_q);
+        DeviceBuffer d_q_norm = test::upload(q_norm, dtype), d_k_norm = test::upload(k_norm, dtype);
+        DeviceBuffer d_key_cache = test::upload(key_cache, dtype);
+        DeviceBuffer d_value_cache = test::upload(value_cache, dtype);
+        DeviceBuffer d_positions = test::upload_raw(positions), d_slots = test::upload_raw(slots);
+
+        cuda::AttentionInputsParams params;
+        params.dtype = dtype;
+        params.qkv = d_qkv.get();
+        params.q = d_q.get();
+        params.key_cache = d_key_cache.get();
+        params.value_cache = d_value_cache.get();
+        params.positions = d_positions.as<std::int32_t>();
+        params.slot_mapping = d_slots.as<std::int64_t>();
+        params.inv_freq = d_inv_freq.as<float>();
+        params.num_tokens = tokens;
+        params.num_heads = m.heads;
+        params.num_kv_heads = m.kv_heads;
+        params.head_dim = m.head_dim;
+        params.num_slots = num_slots;
+        if (m.qk_norm) {
+          params.q_norm_weight = d_q_norm.get();
+          params.k_norm_weight = d_k_norm.get();
+          params.norm_eps = kEps;
+        }
+        ASSERT_CUDA(cuda::launch_attention_inputs(params, nullptr));
+        ASSERT_CUDA(cudaStreamSynchronize(nullptr));
+
+        std::vector<float> q(q_size);
+        cpu::AttentionInputs args;
+        args.qkv = qkv.data();
+        args.positions = positions.data();
+        args.slot_mapping = slots.data();
+        args.inv_freq = inv_freq.data();
+        if (m.qk_norm) {
+          args.q_norm_weight = q_norm.data();
+          args.k_norm_weight = k_norm.data();
+          args.norm_eps = kEps;
+        }
+        args.num_tokens = tokens;
+        args.num_heads = m.heads;
+        args.num_kv_heads = m.kv_heads;
+        args.head_dim = m.head_dim;
+        args.q = q.data();
+        args.key_cache = key_cache.data();
+        args.value_cache = value_cache.data();
+        args.num_slots = num_slots;
+        cpu::attention_inputs(args);
+        const float tol = test::tolerance(dtype);
+        test::expect_close(test::download(d_q, dtype, q_size), q, tol, "q");
+        test::expect_close(test::download(d_key_cache, dtype, cache_size), key_cache, tol,
+                           "key cache");
+        test::expect_close(test::download(d_value_cache, dtype, cache_size), value_cache, 0.0f,
+                           "value cache");
+      }
+    }
+  }
+}
+
+TEST_F(AttentionInputsKernel, SkipsSlotsPastTheCache) {
+  // One head of 32 (no k/v written for token 0, whose slot is past the cache).
+  const std::int64_t head_dim = 32, num_slots = 4;
+  const auto qkv = random_values(2 * 3 * head_dim, -1, 1, DType::f32);
+  const auto cache = random_values(num_slots * head_dim, -1, 1, DType::f32);
+  const std::vector<float> inv_freq = layers::rope_inverse_frequencies(head_dim, 1e6);
+  DeviceBuffer d_qkv = test::upload(qkv, DType::f32), d_q(2 * head_dim * sizeof(float));
+  DeviceBuffer d_key_cache = test::upload(cache, DType::f32);
+  DeviceBuffer d_value_cache = test::upload(cache, DType::f32);
+  DeviceBuffer d_positions = test::upload_raw(std::vector<std::int32_t>{0, 0});
+  DeviceBuffer d_slots = test::upload_raw(std::vector<std::int64_t>{num_slots, 1});
+  DeviceBuffer d_inv_freq = test::upload_raw(inv_freq);
+  cuda::AttentionInputsParams params;
+  params.dtype = DType::f32;
+  params.qkv = d_qkv.get();
+  params.q = d_q.get();
+  params.key_cache = d_key_cache.get();
+  params.value_cache = d_value_cache.get();
+  params.positions = d_positions.as<std::int32_t>();
+  params.slot_mapping = d_slots.as<std::int64_t>();
+  params.inv_freq = d_inv_freq.as<float>();
+  params.num_tokens = 2;
+  params.num_heads = 1;
+  params.num_kv_heads = 1;
+  params.head_dim = head_dim;
+  params.num_slots = num_slots;
+  ASSERT_CUDA(cuda::launch_attention_inputs(params, nullptr));
+  ASSERT_CUDA(cudaStreamSynchronize(nullptr));
+  // Position 0 rotates by nothing: only token 1's k and v land, unchanged, in slot 1.
+  auto want_keys = cache, want_values = cache;
+  std::copy_n(qkv.begin() + 4 * head_dim, head_dim, want_keys.begin() + head_dim);
+  std::copy_n(qkv.begin() + 5 * head_dim, head_dim, want_values.begin() + head_dim);
+  test::expect_close(test::download(d_key_cache, DType::f32, cache.size()), want_keys, 0.0f,
+                     "key cache");
+  test::expect_close(test::download(d_value_cache, DType::f32, cache.size()), want_values, 0.0f,
+                     "value cache");
+}
+
+TEST_F(AttentionInputsKernel, RejectsUnsupportedHeadDim) {
+  cuda::AttentionInputsParams params;
+  params.num_tokens = 1;
+  params.num_heads = 1;
+  for (std::int64_t head_dim : {0, 15, 130, 256}) {
+    params.head_dim = head_dim;
+    EXPECT_EQ(cuda::launch_attention_inputs(params, nullptr), cudaErrorInvalidValue) << head_dim;
+  }
+}
+
+}  // namespace
+}  // namespace minivllm

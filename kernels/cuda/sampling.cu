@@ -9,7 +9,13 @@
 
 #include "kernels/cuda/detail/philox.cuh"
 
-// One block per row; no sort of the vocabulary. A pass reads the row once (float4 loads) and
+// No sort of the vocabulary. Greedy and plain temperature rows (no min_p, top_k, top_p or
+// logprobs) take one pass: the argmax of the adjusted logit, or of logit / T plus Gumbel noise
+// from Philox at (seed, token), which samples softmax(logit / T) exactly with no normalisation.
+// When few rows fill the GPU, such a row is split over several blocks, each reducing its slice to
+// a candidate; the last block to finish (an atomic count per row) picks the winner. The order
+// (score, then lowest id) is total, so the token does not depend on the split.
+// Every other row gets one block (1024 threads). A pass reads the row once (float4 loads) and
 // ends in a block reduction:
 // 1. the argmax of the adjusted logits (greedy's token, random sampling's max) and the raw
 //    logsumexp (a separate pass first when the row has adjustments, which are then written in
@@ -34,6 +40,8 @@ namespace {
 constexpr int kThreads = 1024;
 constexpr int kCandidates = 2048;  // top_k survivors gathered into shared memory when they fit
 constexpr int kRadixBins = 2048;   // 11-bit digits: 11 + 11 + 10 bits in three passes
+constexpr int kSplitBlocks = 132;  // one-pass rows spread over about a wave (H200: 132 SMs)
+constexpr int kMinSlice = 1024;    // logits per block of a split row, at least
 
 // Orders floats as unsigned ints: a < b exactly when key(a) < key(b); -0 counts as +0.
 __device__ __forceinline__ std::uint32_t order_key(float v) {
@@ -52,6 +60,8 @@ __device__ __forceinline__ float gumbel(std::uint32_t bits) {
   const float u = __uint2float_rz(bits) * 0x1p-32f + 0x1p-33f;
   return -logf(-log1pf(-u));
 }
+// gumbel() is below 23 (u >= 2^-33): a bound with margin.
+constexpr float kMaxGumbel = 24.0f;
 
 // A row's random words per token for one draw round: Philox at counter (id / 4, round) keyed by
 // the row's seed, one word per id. Caches the last four (a thread's ids come in fours).
@@ -132,6 +142,9 @@ struct Draw {
   unsigned long long mass;
 };
 
+struct MergePicks {
+  __device__ Pick operator()(const Pick& a, const Pick& b) const { return better(a, b); }
+};
 struct MergeLogSumExp {
   __device__ LogSumExp operator()(const LogSumExp& a, const LogSumExp& b) const {
     return merge(a, b);
@@ -159,6 +172,7 @@ using BlockScan = cub::BlockScan<std::uint32_t, kThreads>;
 
 struct Shared {
   union {
+    BlockReduce<Pick>::TempStorage pick;
     BlockReduce<Extremes>::TempStorage extremes;
     BlockReduce<LogSumExp>::TempStorage lse;
     BlockReduce<Draw>::TempStorage draw;
@@ -166,6 +180,7 @@ struct Shared {
     BlockScan::TempStorage scan;
   } temp;
   union {  // one block-wide result, read by every thread
+    Pick pick;
     Extremes extremes;
     LogSumExp lse;
     Draw draw;
@@ -173,6 +188,7 @@ struct Shared {
     struct {
       std::uint32_t bin, above, at;
     } found;
+    bool last_part;  // whether this block is the last of its row's to finish
   } result;
   std::uint32_t histogram[kRadixBins];
   int num_candidates;
@@ -194,18 +210,20 @@ __device__ T block_reduce(T v, Op op, typename BlockReduce<T>::TempStorage& temp
   return out;
 }
 
-// The row of logits in global memory, read four at a time when aligned.
+// Logits [begin, end) of a row in global memory, read four at a time when aligned.
 struct RowLogits {
-  const float* row;
-  int n;
+  const float* row;  // token id i at row[i]
+  int begin, end;
+
+  __device__ int size() const { return end - begin; }
 
   template <class F>
   __device__ void for_each(F&& f) const {
-    int tail = 0;
-    if ((reinterpret_cast<std::uintptr_t>(row) & 15) == 0) {
+    int tail = begin;
+    if ((reinterpret_cast<std::uintptr_t>(row + begin) & 15) == 0) {
       constexpr int kUnroll = 2;  // loads in flight per thread
-      const int quads = n / 4;
-      const auto* row4 = reinterpret_cast<const float4*>(row);
+      const int quads = (end - begin) / 4;
+      const auto* row4 = reinterpret_cast<const float4*>(row + begin);
       for (int base = threadIdx.x; base < quads; base += kUnroll * kThreads) {
         float4 v[kUnroll];
 #pragma unroll
@@ -217,15 +235,16 @@ struct RowLogits {
         for (int u = 0; u < kUnroll; ++u) {
           const int q = base + u * kThreads;
           if (q >= quads) break;
-          f(4 * q, v[u].x);
-          f(4 * q + 1, v[u].y);
-          f(4 * q + 2, v[u].z);
-          f(4 * q + 3, v[u].w);
+          const int id = begin + 4 * q;
+          f(id, v[u].x);
+          f(id + 1, v[u].y);
+          f(id + 2, v[u].z);
+          f(id + 3, v[u].w);
         }
       }
-      tail = quads * 4;
+      tail = begin + quads * 4;
     }
-    for (int i = tail + threadIdx.x; i < n; i += kThreads) f(i, row[i]);
+    for (int i = tail + static_cast<int>(threadIdx.x); i < end; i += kThreads) f(i, row[i]);
   }
 };
 
@@ -417,7 +436,7 @@ __device__ int draw_token(const Source& source, const Filter& filter, const Samp
 __device__ int sample_random(const RowLogits& row, const SamplingRow& p, float max_logit,
                              Shared& sh) {
   Filter filter = {max_logit, 1.0f / p.temperature, p.min_p > 0.0f ? p.min_p : 0.0f, 0};
-  if (p.top_k <= 0 || p.top_k >= row.n) return draw_token(row, filter, p, sh);
+  if (p.top_k <= 0 || p.top_k >= row.size()) return draw_token(row, filter, p, sh);
   const auto k = static_cast<std::uint32_t>(p.top_k);
   RadixSelect kth;
   radix_pass(row, AnyLogit{}, k, kth, sh);
@@ -430,12 +449,13 @@ __device__ int sample_random(const RowLogits& row, const SamplingRow& p, float m
   return draw_token(row, filter, p, sh);
 }
 
-// Applies (restore = false) or undoes (restore = true) the row's adjustments in place.
-__device__ void adjust_row(float* row, int vocab, LogitAdjustment* list, const SamplingRow& p,
-                           bool restore) {
+// Applies (restore = false) or undoes (restore = true) the row's adjustments to tokens in
+// [begin, end) in place.
+__device__ void adjust_row(float* row, int begin, int end, LogitAdjustment* list,
+                           const SamplingRow& p, bool restore) {
   for (int e = p.adjust_begin + static_cast<int>(threadIdx.x); e < p.adjust_end; e += kThreads) {
     LogitAdjustment& a = list[e];
-    if (a.token < 0 || a.token >= vocab) continue;
+    if (a.token < begin || a.token >= end) continue;
     if (restore) {
       row[a.token] = a.saved;
       continue;
@@ -491,7 +511,7 @@ __device__ void write_top(const Source& source, std::uint32_t k, RadixSelect kth
 __device__ void rank_and_top(const RowLogits& row, const SamplingRow& p, float token_logit,
                              SampledRow& result, TopLogits* top, Shared& sh) {
   int k = p.top_logprobs < kMaxTopLogprobs ? p.top_logprobs : kMaxTopLogprobs;
-  if (k > row.n) k = row.n;
+  if (k > row.size()) k = row.size();
   unsigned long long above = 0;  // raw logits above the token's
   auto count_above = [&](float logit) {
     if (logit > token_logit) ++above;
@@ -520,20 +540,18 @@ __device__ void rank_and_top(const RowLogits& row, const SamplingRow& p, float t
   result.rank = static_cast<std::int32_t>(above) + 1;
 }
 
-__global__ void __launch_bounds__(kThreads)
-    sample_rows_kernel(float* logits, int vocab, const SamplingRow* params,
-                       LogitAdjustment* adjustments, SampledRow* out, TopLogits* top) {
-  __shared__ Shared sh;
-  const SamplingRow p = params[blockIdx.x];
-  float* row_data = logits + static_cast<std::int64_t>(blockIdx.x) * vocab;
-  const RowLogits row = {row_data, vocab};
+// A row with min_p, top_k, top_p or logprobs, by one block (see the top of the file).
+__device__ void sample_whole_row(float* row_data, int vocab, const SamplingRow& p,
+                                 LogitAdjustment* adjustments, SampledRow& out, TopLogits* top,
+                                 Shared& sh) {
+  const RowLogits row = {row_data, 0, vocab};
   const bool adjusted = p.adjust_end > p.adjust_begin;
 
   LogSumExp raw = kEmptyLogSumExp;
   if (adjusted) {
     row.for_each([&](int, float logit) { raw.add(logit); });
     raw = block_reduce(raw, MergeLogSumExp{}, sh.temp.lse, sh.result.lse);
-    adjust_row(row_data, vocab, adjustments, p, false);
+    adjust_row(row_data, 0, vocab, adjustments, p, false);
     __syncthreads();
   }
   Extremes mine = {kNoPick, kEmptyLogSumExp};
@@ -549,25 +567,130 @@ __global__ void __launch_bounds__(kThreads)
                                    : extremes.best.id;
   if (token < 0 || token >= vocab) token = 0;  // only NaN logits get here
   if (adjusted) {
-    adjust_row(row_data, vocab, adjustments, p, true);
+    adjust_row(row_data, 0, vocab, adjustments, p, true);
     __syncthreads();
   }
   SampledRow result = {token, raw.value(), row_data[token], 0};
   if (p.top_logprobs >= 0) rank_and_top(row, p, result.token_logit, result, top, sh);
-  if (threadIdx.x == 0) out[blockIdx.x] = result;
+  if (threadIdx.x == 0) out = result;
+}
+
+// Whether one pass decides the row: greedy or plain temperature, no logprobs.
+__device__ bool one_pass(const SamplingRow& p, int vocab) {
+  return (p.top_k <= 0 || p.top_k >= vocab) && !(p.top_p < 1.0f) && !(p.min_p > 0.0f) &&
+         p.top_logprobs < 0;
+}
+
+// One-pass score of a token with Gumbel noise: fma rounds once and is monotonic in the noise,
+// so score(logit, t, kMaxGumbel) bounds every score the token can get.
+__device__ __forceinline__ float noisy_score(float logit, float inv_temperature, float noise) {
+  return __fmaf_rn(logit, inv_temperature, noise);
+}
+
+// The one-pass winner of `slice`: the largest logit (greedy) or logit / T + noise.
+__device__ Pick best_of_slice(const RowLogits& slice, const SamplingRow& p) {
+  Pick mine = kNoPick;
+  if (!(p.temperature > 0.0f)) {
+    slice.for_each([&](int id, float logit) { mine = better(mine, {logit, id, logit}); });
+    return mine;
+  }
+  const float inv_temperature = 1.0f / p.temperature;
+  TokenRandom random(p.seed, 0);
+  slice.for_each([&](int id, float logit) {
+    // A token that cannot beat this thread's best even with the largest noise needs none.
+    if (noisy_score(logit, inv_temperature, kMaxGumbel) < mine.score) return;
+    mine = better(mine, {noisy_score(logit, inv_temperature, gumbel(random.bits(id))), id, logit});
+  });
+  return mine;
+}
+
+// Candidates of the blocks of split rows, by row and part; a count of finished parts per row,
+// back to 0 when the row is done.
+struct SplitWorkspace {
+  Pick picks[kSplitBlocks];
+  unsigned arrived[kSplitBlocks];
+};
+static_assert(sizeof(SplitWorkspace) <= kSampleWorkspaceBytes);
+
+// Another block's pick, read past this SM's L1 (which may hold an older copy).
+__device__ Pick load_pick(const Pick& pick) {
+  return {__ldcg(&pick.score), __ldcg(&pick.id), __ldcg(&pick.logit)};
+}
+
+// Part blockIdx.y of gridDim.y of a one-pass row: its slice's winner; the last part to finish
+// merges the parts' winners and writes the token.
+__device__ void sample_one_pass(float* row_data, int vocab, const SamplingRow& p,
+                                LogitAdjustment* adjustments, SampledRow& out,
+                                SplitWorkspace* workspace, Shared& sh) {
+  const int parts = static_cast<int>(gridDim.y), part = static_cast<int>(blockIdx.y);
+  const int per_part = ((vocab + parts - 1) / parts + 3) & ~3;  // slices keep float4 alignment
+  const int begin = min(part * per_part, vocab), end = min(begin + per_part, vocab);
+  const bool adjusted = p.adjust_end > p.adjust_begin;
+  if (adjusted) {  // each part its own slice's tokens: no part writes what another reads
+    adjust_row(row_data, begin, end, adjustments, p, false);
+    __syncthreads();
+  }
+  Pick best = block_reduce(best_of_slice({row_data, begin, end}, p), MergePicks{}, sh.temp.pick,
+                           sh.result.pick);
+  if (adjusted) adjust_row(row_data, begin, end, adjustments, p, true);
+  if (parts > 1) {
+    const int row = static_cast<int>(blockIdx.x);
+    if (threadIdx.x == 0) {
+      workspace->picks[row * parts + part] = best;
+      __threadfence();  // the pick is visible before the count says so
+      sh.result.last_part = atomicAdd(&workspace->arrived[row], 1u) == parts - 1u;
+    }
+    __syncthreads();
+    if (!sh.result.last_part || threadIdx.x != 0) return;
+    __threadfence();
+    for (int i = 0; i < parts; ++i)
+      best = better(best, load_pick(workspace->picks[row * parts + i]));
+    workspace->arrived[row] = 0;  // ready for the next launch
+  }
+  if (threadIdx.x != 0) return;
+  SampledRow result = {};
+  result.token = best.id >= 0 && best.id < vocab ? best.id : 0;  // only NaN logits fail
+  out = result;
+}
+
+// Grid: (rows, parts). A whole-row row is sampled by its part 0 alone.
+__global__ void __launch_bounds__(kThreads)
+    sample_rows_kernel(float* logits, int vocab, const SamplingRow* params,
+                       LogitAdjustment* adjustments, SampledRow* out, TopLogits* top,
+                       SplitWorkspace* workspace) {
+  __shared__ Shared sh;
+  const SamplingRow p = params[blockIdx.x];
+  float* row_data = logits + static_cast<std::int64_t>(blockIdx.x) * vocab;
+  if (one_pass(p, vocab)) {
+    sample_one_pass(row_data, vocab, p, adjustments, out[blockIdx.x], workspace, sh);
+  } else if (blockIdx.y == 0) {
+    sample_whole_row(row_data, vocab, p, adjustments, out[blockIdx.x], top, sh);
+  }
+}
+
+// Blocks per one-pass row: about one wave in all, each with at least kMinSlice logits.
+int parts_per_row(std::int64_t rows, std::int64_t vocab) {
+  if (rows >= kSplitBlocks / 2) return 1;
+  const auto by_rows = kSplitBlocks / static_cast<int>(rows);
+  const auto by_vocab = static_cast<int>((vocab + kMinSlice - 1) / kMinSlice);
+  return by_rows < by_vocab ? by_rows : by_vocab;
 }
 
 }  // namespace
 
 cudaError_t launch_sample_rows(float* logits, std::int64_t rows, std::int64_t vocab,
                                const SamplingRow* params, LogitAdjustment* adjustments,
-                               SampledRow* out, TopLogits* top, cudaStream_t stream) {
+                               SampledRow* out, TopLogits* top, void* workspace,
+                               cudaStream_t stream) {
   if (rows < 0 || rows > INT_MAX || vocab <= 0 || vocab > INT_MAX / 2)
     return cudaErrorInvalidValue;
   if (rows == 0) return cudaSuccess;
-  if (logits == nullptr || params == nullptr || out == nullptr) return cudaErrorInvalidValue;
-  sample_rows_kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
-      logits, static_cast<int>(vocab), params, adjustments, out, top);
+  if (logits == nullptr || params == nullptr || out == nullptr || workspace == nullptr)
+    return cudaErrorInvalidValue;
+  const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(parts_per_row(rows, vocab)));
+  sample_rows_kernel<<<grid, kThreads, 0, stream>>>(logits, static_cast<int>(vocab), params,
+                                                    adjustments, out, top,
+                                                    static_cast<SplitWorkspace*>(workspace));
   return cudaGetLastError();
 }
 

@@ -4,6 +4,7 @@
 // (penalties, masked ids) given as a sparse list, and what log-probabilities need (the row's
 // logsumexp, the chosen token's rank, the k largest logits). Rows are independent: a row's result
 // depends only on its logits, its settings and its seed.
+#include <cstddef>
 #include <cstdint>
 
 #include <cuda_runtime_api.h>
@@ -37,12 +38,18 @@ struct LogitAdjustment {
 
 inline constexpr int kMaxTopLogprobs = 20;
 
-// What sampling a row gives.
+// Device scratch that lets few rows spread over several blocks: this many bytes, zeroed before
+// the first launch that uses it (each launch leaves it ready for the next), used by one launch
+// at a time.
+inline constexpr std::size_t kSampleWorkspaceBytes = 4096;
+
+// What sampling a row gives. Only rows with top_logprobs >= 0 get more than the token (the rest
+// are 0): the other rows skip the logsumexp pass.
 struct SampledRow {
   std::int32_t token = 0;
   float logsumexp = 0.0f;    // of the raw (unadjusted) logits
   float token_logit = 0.0f;  // raw logit of `token`
-  std::int32_t rank = 0;     // 1 + raw logits above token_logit (when top_logprobs >= 0)
+  std::int32_t rank = 0;     // 1 + raw logits above token_logit
 };
 
 // The largest raw logits of a row, largest first, ties to the lowest id.
@@ -58,9 +65,11 @@ struct TopLogits {
 // restored before it ends; `adjustments` must be device memory the kernel may write (`saved`).
 // out[rows]; top[] gets the k largest raw logits of each row with top_logprobs = k > 0 at its
 // top_slot. Adjustments naming a token outside [0, vocab) are skipped; NaN logits give an
-// unspecified token in [0, vocab).
+// unspecified token in [0, vocab). `workspace`: kSampleWorkspaceBytes (see there). The result
+// is the same however many blocks a row gets.
 cudaError_t launch_sample_rows(float* logits, std::int64_t rows, std::int64_t vocab,
                                const SamplingRow* params, LogitAdjustment* adjustments,
-                               SampledRow* out, TopLogits* top, cudaStream_t stream);
+                               SampledRow* out, TopLogits* top, void* workspace,
+                               cudaStream_t stream);
 
 }  // namespace minivllm::cuda

@@ -11,6 +11,13 @@
 
 namespace minivllm {
 
+CudaSampler::CudaSampler(CudaOps& ops) : stream_(ops.stream()) {
+  MV_CUDA_CHECK(cudaMalloc(&workspace_, cuda::kSampleWorkspaceBytes));
+  MV_CUDA_CHECK(cudaMemsetAsync(workspace_, 0, cuda::kSampleWorkspaceBytes, stream_));
+}
+
+CudaSampler::~CudaSampler() { cudaFree(workspace_); }
+
 CudaSampler::Staging::~Staging() {
   cudaFreeHost(host_);
   cudaFree(device_);
@@ -69,7 +76,7 @@ std::vector<SampledToken> CudaSampler::sample(const Tensor& logits,
       reinterpret_cast<cuda::SampledRow*>(out_.device()),
       inputs_.num_top() == 0 ? nullptr
                              : reinterpret_cast<cuda::TopLogits*>(out_.device() + sampled_bytes),
-      stream_));
+      workspace_, stream_));
   MV_CUDA_CHECK(
       cudaMemcpyAsync(out_.host(), out_.device(), out_bytes, cudaMemcpyDeviceToHost, stream_));
   MV_CUDA_CHECK(cudaStreamSynchronize(stream_));

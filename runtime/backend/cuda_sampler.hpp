@@ -21,9 +21,10 @@ namespace minivllm {
 class CudaSampler final : public DeviceSampler {
  public:
   // Samples on `ops`' device and stream; `ops` must outlive the sampler.
-  explicit CudaSampler(CudaOps& ops) : stream_(ops.stream()) {}
+  explicit CudaSampler(CudaOps& ops);
   CudaSampler(const CudaSampler&) = delete;
   CudaSampler& operator=(const CudaSampler&) = delete;
+  ~CudaSampler();
 
   std::vector<SampledToken> sample(const Tensor& logits,
                                    std::span<const SamplerRow> rows) override;
@@ -50,6 +51,7 @@ class CudaSampler final : public DeviceSampler {
   SamplingInputs inputs_;
   Staging in_;   // rows, then adjustments
   Staging out_;  // SampledRows, then TopLogits
+  void* workspace_ = nullptr;  // the kernel's, cuda::kSampleWorkspaceBytes, zeroed once
 };
 
 }  // namespace minivllm

@@ -1,9 +1,11 @@
 // The GPU sampler (CudaSampler and kernels/cuda/sampling.cu) against the CPU sampler:
-// - greedy tokens equal the CPU's on fresh random logits (ties, penalties, min_tokens masks);
+// - greedy tokens equal the CPU's on fresh random logits (ties, penalties, min_tokens masks), with
+//   rows whole and split over blocks; every position can be the maximum;
 // - random tokens follow the CPU's sampling_probs() distribution (chi-square, fixed seeds) for
-//   temperature, min_p, top_k (in and past the shared-memory path), top_p, ties, combinations,
-//   penalties and masks;
-// - a row's token depends on its own logits, params and rng only, not on the batch around it;
+//   temperature (rows whole and split), min_p, top_k (in and past the shared-memory path), top_p,
+//   ties, combinations, penalties and masks;
+// - a row's token depends on its own logits, params and rng only, not on the batch around it
+//   (nor on how many blocks share its row);
 // - log-probabilities (rank, top k, logsumexp) are the CPU's, from the raw logits;
 // - the logits are left as they were; a 151936-wide batch of 256 rows samples sensibly.
 // Skips without a CUDA device.
@@ -142,8 +144,11 @@ class CudaSamplerTest : public test::CudaKernelTest {
 };
 
 TEST_F(CudaSamplerTest, GreedyMatchesTheCpuSampler) {
-  for (const int vocab : {1000, 151936}) {
-    const int rows = vocab == 1000 ? 256 : 16;
+  // Few rows of a wide vocabulary are split over blocks; an odd width misaligns rows.
+  const struct {
+    int vocab, rows;
+  } shapes[] = {{1000, 256}, {151936, 16}, {151936, 1}, {4999, 5}};
+  for (const auto [vocab, rows] : shapes) {
     eos_ = {vocab - 1, 3};
     std::vector<RowCase> cases(rows);
     for (int r = 0; r < rows; ++r) {
@@ -175,7 +180,29 @@ TEST_F(CudaSamplerTest, GreedyMatchesTheCpuSampler) {
     }
     const std::vector<SampledToken> want = cpu(cases), got = gpu(cases);
     for (int r = 0; r < rows; ++r)
-      EXPECT_EQ(got[r].token, want[r].token) << "vocab " << vocab << " row " << r;
+      EXPECT_EQ(got[r].token, want[r].token) << "vocab " << vocab << " rows " << rows
+                                             << " row " << r;
+  }
+}
+
+TEST_F(CudaSamplerTest, GreedyFindsTheMaximumAtEveryPosition) {
+  // Two rows per call, split over blocks; the odd width misaligns the second row. Every id is
+  // the maximum once in each row: no slice edge loses a token.
+  constexpr int kVocab = 5003;
+  eos_ = {};
+  std::vector<RowCase> cases(2);
+  for (RowCase& c : cases) {
+    c.params.temperature = 0.0;
+    c.logits = normal_logits(kVocab, 1.0f);
+  }
+  for (int id = 0; id < kVocab; ++id) {
+    const int ids[] = {id, kVocab - 1 - id};
+    for (int r = 0; r < 2; ++r) cases[r].logits[ids[r]] = 100.0f;
+    const std::vector<SampledToken> got = gpu(cases);
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_EQ(got[r].token, ids[r]) << "row " << r;
+      cases[r].logits[ids[r]] = 0.0f;
+    }
   }
 }
 
@@ -190,11 +217,13 @@ struct DistributionCase {
   bool penalties = false;
   bool min_tokens = false;
   bool ties = false;  // logits rounded to steps of 0.5: many equal values
+  int rows = 4096;    // per call; few rows of a wide vocabulary are split over blocks
 };
 
 TEST_F(CudaSamplerTest, RandomTokensFollowTheCpuDistribution) {
   const DistributionCase cases[] = {
       {"temperature", 64, 0.8},
+      {"temperature, split rows", 6000, 0.8, 0, 1.0, 0.0, false, false, false, 8},
       {"hot", 1000, 1.7},
       {"min_p", 64, 1.0, 0, 1.0, 0.1},
       {"top_k", 64, 1.0, 10},
@@ -208,8 +237,10 @@ TEST_F(CudaSamplerTest, RandomTokensFollowTheCpuDistribution) {
       {"ties wide", 1000, 1.0, 0, 0.3, 0.0, false, false, true},
       {"penalties", 64, 1.0, 0, 1.0, 0.0, true},
       {"penalties and masks with top_k and top_p", 64, 0.7, 12, 0.85, 0.0, true, true},
+      {"penalties and masks, split odd-width rows", 4999, 1.0, 0, 1.0, 0.0, true, true, false,
+       3},
   };
-  constexpr int kRows = 4096, kCalls = 6;
+  constexpr int kDraws = 4096 * 6;
   for (const DistributionCase& dc : cases) {
     std::mt19937_64 case_rng(12345);  // fixed: the same draws every run
     std::normal_distribution<float> normal(0.0f, 2.0f);
@@ -239,25 +270,27 @@ TEST_F(CudaSamplerTest, RandomTokensFollowTheCpuDistribution) {
     }
     const std::vector<double> probs = sampling_probs(cpu_processed(proto, eos_), proto.params);
 
-    std::vector<RowCase> batch(kRows, proto);
-    for (int r = 0; r < kRows; ++r) batch[r].rng.seed(1000003ull * r + 17);
+    std::vector<RowCase> batch(dc.rows, proto);
+    for (int r = 0; r < dc.rows; ++r) batch[r].rng.seed(1000003ull * r + 17);
     std::vector<int> counts(dc.vocab, 0);
-    for (int call = 0; call < kCalls; ++call)
+    const int calls = kDraws / dc.rows;
+    for (int call = 0; call < calls; ++call)
       for (const SampledToken& t : gpu(batch)) ++counts.at(t.token);
-    expect_distribution(counts, probs, kRows * kCalls, dc.name);
+    expect_distribution(counts, probs, calls * dc.rows, dc.name);
   }
 }
 
 TEST_F(CudaSamplerTest, ARowsTokenDoesNotDependOnItsBatch) {
-  constexpr int kVocab = 5000;
+  // Wide enough that a lone row, and rows of small batches, are split over blocks.
+  constexpr int kVocab = 20000, kKinds = 7;
   auto random_case = [&](int kind) {
     RowCase c;
     c.logits = normal_logits(kVocab, 2.5f);
     c.params.temperature = kind == 0 ? 0.0 : 0.6 + 0.2 * kind;
-    if (kind % 2 == 1) c.params.top_k = 50;
-    if (kind >= 2) c.params.top_p = 0.9;
+    if (kind % 2 == 1 && kind < 5) c.params.top_k = 50;
+    if (kind >= 2 && kind < 5) c.params.top_p = 0.9;
     if (kind == 3) c.params.min_p = 0.05;
-    if (kind == 4) {
+    if (kind == 4 || kind == 6) {  // kind 6: plain temperature, adjusted
       c.params.presence_penalty = 0.7;
       c.output = {argmax(c.logits), 5};
     }
@@ -265,13 +298,13 @@ TEST_F(CudaSamplerTest, ARowsTokenDoesNotDependOnItsBatch) {
     return c;
   };
   eos_ = {1};
-  for (int kind = 0; kind < 5; ++kind) {
+  for (int kind = 0; kind < kKinds; ++kind) {
     const RowCase probe = random_case(kind);
     std::vector<RowCase> alone = {probe};
     const std::int32_t token = gpu(alone).at(0).token;
     for (const int size : {2, 9, 256}) {
       std::vector<RowCase> batch;
-      for (int i = 0; i < size; ++i) batch.push_back(random_case(i % 5));
+      for (int i = 0; i < size; ++i) batch.push_back(random_case(i % kKinds));
       const auto at = static_cast<std::size_t>(random_int(0, size - 1));
       batch[at] = probe;
       EXPECT_EQ(gpu(batch).at(at).token, token)
@@ -334,7 +367,7 @@ TEST_F(CudaSamplerTest, LeavesTheLogitsAsTheyWere) {
     c.params.repetition_penalty = 1.3;
     c.params.presence_penalty = 0.2;
     c.params.min_tokens = 3;
-    c.params.logprobs = 4;
+    if (r % 3 != 2) c.params.logprobs = 4;  // the others take the one-pass path
     c.prompt = {1, 2, 3, argmax(c.logits)};
     c.output = {argmax(c.logits), 9};
   }

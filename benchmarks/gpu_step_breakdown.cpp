@@ -2,7 +2,9 @@
 // lm_head's, attention, norms, ...) measured with CUDA events around each op, against the whole
 // step measured with events around forward() alone (their difference is the GPU idling between
 // kernels, launch overhead included) and the host time forward() takes to queue the step.
-// Decode steps at several batch sizes and one 1,024-token prefill, bf16. Prints a table per case
+// Steps run eagerly (no CUDA graphs: gpu_decode_steps times those) with the batch staged once per
+// step, as the engine runs them. Decode steps at several batch sizes and one 1,024-token prefill,
+// bf16. Prints a table per case
 // and one JSON line. Not run by the tests.
 //   gpu_step_breakdown MODEL_DIR PLUGIN_DIR [CONTEXT_LEN=1024]
 #include <algorithm>
@@ -80,6 +82,12 @@ class TimedOps final : public Ops {
   }
 
   Device device() const override { return inner_.device(); }
+  // Steps run through CudaOps's step runner, so the ops read the batch it staged once per step
+  // (the engine's path; a per-op upload would put its host round trip inside the op's events).
+  std::unique_ptr<StepRunner> make_step_runner(StepForward forward) override {
+    return inner_.make_step_runner(std::move(forward));
+  }
+  Tensor zeros(const Shape& shape, DType dtype) override { return inner_.zeros(shape, dtype); }
   Tensor empty(const Shape& shape, DType dtype) override { return inner_.empty(shape, dtype); }
   Tensor from_host(const void* data, DType dtype, const Shape& shape) override {
     return inner_.from_host(data, dtype, shape);
@@ -158,6 +166,9 @@ double median(std::vector<double> v) {
 Timing measure(Model& model, CudaOps& cuda, TimedOps& timed_ops, Model& timed_model,
                KvCacheView& kv, const Batch& batch) {
   Timing t;
+  const auto steps = cuda.make_step_runner([&](const Batch& b) { return model.forward(b, kv); });
+  const auto timed_steps =
+      timed_ops.make_step_runner([&](const Batch& b) { return timed_model.forward(b, kv); });
   cudaEvent_t start, end;
   MV_CUDA_CHECK(cudaEventCreate(&start));
   MV_CUDA_CHECK(cudaEventCreate(&end));
@@ -166,7 +177,7 @@ Timing measure(Model& model, CudaOps& cuda, TimedOps& timed_ops, Model& timed_mo
     MV_CUDA_CHECK(cudaStreamSynchronize(cuda.stream()));
     MV_CUDA_CHECK(cudaEventRecord(start, cuda.stream()));
     const auto host_start = Clock::now();
-    model.forward(batch, kv);
+    steps->run(batch);
     const double host_ms = std::chrono::duration<double, std::milli>(Clock::now() - host_start).count();
     MV_CUDA_CHECK(cudaEventRecord(end, cuda.stream()));
     MV_CUDA_CHECK(cudaEventSynchronize(end));
@@ -181,9 +192,9 @@ Timing measure(Model& model, CudaOps& cuda, TimedOps& timed_ops, Model& timed_mo
   MV_CUDA_CHECK(cudaEventDestroy(end));
   t.step_ms = median(step);
   t.enqueue_ms = median(enqueue);
-  timed_model.forward(batch, kv);  // warm-up of the timed path
+  timed_steps->run(batch);  // warm-up of the timed path
   timed_ops.take();
-  for (int i = 0; i < kSteps; ++i) timed_model.forward(batch, kv);
+  for (int i = 0; i < kSteps; ++i) timed_steps->run(batch);
   for (const auto& [name, ms] : timed_ops.take()) t.op_ms[name] = ms / kSteps;
   return t;
 }

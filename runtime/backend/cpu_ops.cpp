@@ -7,6 +7,7 @@
 #include <minivllm/error.hpp>
 
 #include "backend/batch_checks.hpp"
+#include "backend/require.hpp"
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/attention.hpp"
 #include "kernels/cpu/attention_inputs.hpp"
@@ -18,20 +19,18 @@ namespace minivllm {
 
 namespace {
 
-void require(bool ok, const std::string& op, const std::string& what) {
-  if (!ok) throw Error("CpuOps::" + op + ": " + what);
-}
+#define REQUIRE(ok, op, what) MV_REQUIRE(ok, std::string("CpuOps::") + (op), what)
 
 // A host tensor of f32 activations, [rows, features].
 void require_matrix(const Tensor& t, const std::string& op, const char* name) {
-  require(t.device() == Device::cpu, op, std::string(name) + " is not on the CPU");
-  require(t.dtype() == DType::f32 && t.rank() == 2, op,
+  REQUIRE(t.device() == Device::cpu, op, std::string(name) + " is not on the CPU");
+  REQUIRE(t.dtype() == DType::f32 && t.rank() == 2, op,
           std::string(name) + " must be a 2-d f32 tensor, is " + std::string(dtype_name(t.dtype())) +
               " " + shape_string(t.shape()));
 }
 
 void require_weight(const Tensor& w, std::size_t rank, const std::string& op) {
-  require(w.device() == Device::cpu && w.rank() == rank &&
+  REQUIRE(w.device() == Device::cpu && w.rank() == rank &&
               (w.dtype() == DType::bf16 || w.dtype() == DType::f32),
           op, "weight must be a " + std::to_string(rank) + "-d bf16/f32 CPU tensor, is " +
                   std::string(dtype_name(w.dtype())) + " " + shape_string(w.shape()));
@@ -39,7 +38,7 @@ void require_weight(const Tensor& w, std::size_t rank, const std::string& op) {
 
 // head_dim of a cache [num_blocks, block_size, kv_heads, head_dim], checked to be f32.
 void require_cache(const Tensor& cache, const std::string& op) {
-  require(cache.device() == Device::cpu && cache.dtype() == DType::f32 && cache.rank() == 4, op,
+  REQUIRE(cache.device() == Device::cpu && cache.dtype() == DType::f32 && cache.rank() == 4, op,
           "KV cache must be a 4-d f32 tensor, is " + shape_string(cache.shape()));
 }
 
@@ -76,7 +75,7 @@ Tensor CpuOps::embedding(const Tensor& table, const Batch& batch) {
 Tensor CpuOps::linear(const Tensor& x, const Tensor& weight) {
   require_matrix(x, "linear", "x");
   require_weight(weight, 2, "linear");
-  require(x.dim(1) == weight.dim(1), "linear",
+  REQUIRE(x.dim(1) == weight.dim(1), "linear",
           "x " + shape_string(x.shape()) + " does not match weight " + shape_string(weight.shape()));
   Tensor y = empty({x.dim(0), weight.dim(0)}, DType::f32);
   cpu::linear(x.data_as<float>(), weight.data(), weight.dtype(), y.data_as<float>(), x.dim(0),
@@ -87,7 +86,7 @@ Tensor CpuOps::linear(const Tensor& x, const Tensor& weight) {
 Tensor CpuOps::rms_norm(const Tensor& x, const Tensor& weight, float eps) {
   require_matrix(x, "rms_norm", "x");
   require_weight(weight, 1, "rms_norm");
-  require(weight.dim(0) == x.dim(1), "rms_norm", "weight does not match x");
+  REQUIRE(weight.dim(0) == x.dim(1), "rms_norm", "weight does not match x");
   Tensor out = empty(x.shape(), DType::f32);
   cpu::rms_norm(x.data_as<float>(), weight.data(), weight.dtype(), out.data_as<float>(), x.dim(0),
                 x.dim(1), eps);
@@ -98,7 +97,7 @@ Tensor CpuOps::add_rms_norm(const Tensor& x, Tensor& residual, const Tensor& wei
   require_matrix(x, "add_rms_norm", "x");
   require_matrix(residual, "add_rms_norm", "residual");
   require_weight(weight, 1, "add_rms_norm");
-  require(x.shape() == residual.shape() && weight.dim(0) == x.dim(1), "add_rms_norm",
+  REQUIRE(x.shape() == residual.shape() && weight.dim(0) == x.dim(1), "add_rms_norm",
           "x, residual and weight do not match");
   Tensor out = empty(x.shape(), DType::f32);
   cpu::add_rms_norm(x.data_as<float>(), residual.data_as<float>(), weight.data(), weight.dtype(),
@@ -116,8 +115,8 @@ Tensor CpuOps::attention_inputs(const Tensor& qkv, const Tensor& q_norm, const T
     if (norm->defined()) require_weight(*norm, 1, "attention_inputs");
   const bool norms_match = q_norm.defined() == k_norm.defined() &&
                            (!q_norm.defined() || q_norm.dtype() == k_norm.dtype());
-  require(norms_match, "attention_inputs", "q_norm and k_norm come together, in one dtype");
-  require(inv_freq.device() == Device::cpu && inv_freq.dtype() == DType::f32, "attention_inputs",
+  REQUIRE(norms_match, "attention_inputs", "q_norm and k_norm come together, in one dtype");
+  REQUIRE(inv_freq.device() == Device::cpu && inv_freq.dtype() == DType::f32, "attention_inputs",
           "inv_freq must be f32 on the CPU");
   const AttentionInputsShape shape = check_attention_inputs(
       "CpuOps", qkv, q_norm, k_norm, inv_freq, key_cache, value_cache, batch);
@@ -145,7 +144,7 @@ Tensor CpuOps::attention_inputs(const Tensor& qkv, const Tensor& q_norm, const T
 
 Tensor CpuOps::silu_and_mul(const Tensor& gate_up) {
   require_matrix(gate_up, "silu_and_mul", "gate_up");
-  require(gate_up.dim(1) % 2 == 0, "silu_and_mul", "gate_up width is odd");
+  REQUIRE(gate_up.dim(1) % 2 == 0, "silu_and_mul", "gate_up width is odd");
   const std::int64_t width = gate_up.dim(1) / 2;
   Tensor out = empty({gate_up.dim(0), width}, DType::f32);
   cpu::silu_and_mul(gate_up.data_as<float>(), out.data_as<float>(), gate_up.dim(0), width);
@@ -188,7 +187,7 @@ Tensor CpuOps::gather_rows(const Tensor& x, const std::vector<std::int32_t>& row
   const std::int64_t width = x.dim(1);
   Tensor out = empty({static_cast<std::int64_t>(rows.size()), width}, DType::f32);
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    require(rows[i] >= 0 && rows[i] < x.dim(0), "gather_rows",
+    REQUIRE(rows[i] >= 0 && rows[i] < x.dim(0), "gather_rows",
             "row " + std::to_string(rows[i]) + " outside " + shape_string(x.shape()));
     std::memcpy(out.data_as<float>() + i * width, x.data_as<float>() + rows[i] * width,
                 static_cast<std::size_t>(width) * sizeof(float));

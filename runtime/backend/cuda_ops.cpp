@@ -9,6 +9,7 @@
 #include "backend/batch_checks.hpp"
 #include "backend/cuda_check.hpp"
 #include "backend/cuda_step_runner.hpp"
+#include "backend/require.hpp"
 #include "kernels/cuda/activation.cuh"
 #include "kernels/cuda/attention_inputs.cuh"
 #include "kernels/cuda/convert.cuh"
@@ -21,9 +22,7 @@ namespace minivllm {
 
 namespace {
 
-void require(bool ok, const std::string& op, const std::string& what) {
-  if (!ok) throw Error("CudaOps::" + op + ": " + what);
-}
+#define REQUIRE(ok, op, what) MV_REQUIRE(ok, std::string("CudaOps::") + (op), what)
 
 std::string describe(const Tensor& t) {
   return std::string(dtype_name(t.dtype())) + " " + shape_string(t.shape());
@@ -32,8 +31,8 @@ std::string describe(const Tensor& t) {
 // A device tensor of the given dtype and rank.
 void require_device(const Tensor& t, DType dtype, std::size_t rank, const std::string& op,
                     const char* name) {
-  require(t.device() == Device::cuda, op, std::string(name) + " is not on the GPU");
-  require(t.dtype() == dtype && t.rank() == rank, op,
+  REQUIRE(t.device() == Device::cuda, op, std::string(name) + " is not on the GPU");
+  REQUIRE(t.dtype() == dtype && t.rank() == rank, op,
           std::string(name) + " must be a " + std::to_string(rank) + "-d " +
               std::string(dtype_name(dtype)) + " tensor, is " + describe(t));
 }
@@ -64,11 +63,11 @@ bool CudaOps::device_available() {
 
 CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs)
     : dtype_(compute_dtype), device_(device), cuda_graphs_(cuda_graphs) {
-  require(dtype_ == DType::bf16 || dtype_ == DType::f32, "CudaOps",
+  REQUIRE(dtype_ == DType::bf16 || dtype_ == DType::f32, "CudaOps",
           "compute dtype must be BF16 or F32, is " + std::string(dtype_name(dtype_)));
   int count = 0;
   MV_CUDA_CHECK(cudaGetDeviceCount(&count));
-  require(device_ >= 0 && device_ < count, "CudaOps",
+  REQUIRE(device_ >= 0 && device_ < count, "CudaOps",
           "device " + std::to_string(device_) + " outside the " + std::to_string(count) +
               " visible CUDA devices");
   MV_CUDA_CHECK(cudaSetDevice(device_));
@@ -130,7 +129,7 @@ const cuda::DeviceBatch* CudaOps::staged(const Batch& batch) const {
 template <class T>
 const T* CudaOps::upload(const std::vector<T>& host, std::shared_ptr<void>& keep) {
   // A graph would read the host vector's address long after it is gone.
-  require(step_ == nullptr || !step_->capturing, "upload",
+  REQUIRE(step_ == nullptr || !step_->capturing, "upload",
           "a captured step must take every batch array from the step's own Batch");
   keep = allocator_->allocate(host.size() * sizeof(T));
   // From pageable memory the copy returns once the data is staged: `host` may go right after.
@@ -142,7 +141,7 @@ const T* CudaOps::upload(const std::vector<T>& host, std::shared_ptr<void>& keep
 
 void CudaOps::check_token_ids(const Batch& batch, std::int64_t vocab) const {
   for (const std::int32_t id : batch.token_ids)
-    require(id >= 0 && id < vocab, "embedding",
+    REQUIRE(id >= 0 && id < vocab, "embedding",
             "token id " + std::to_string(id) + " outside the vocabulary of " +
                 std::to_string(vocab));
 }
@@ -170,7 +169,7 @@ Tensor CudaOps::convert(const Tensor& t, DType to) {
 }
 
 Tensor CudaOps::from_host(const void* data, DType dtype, const Shape& shape) {
-  require(dtype == DType::bf16 || dtype == DType::f32, "from_host",
+  REQUIRE(dtype == DType::bf16 || dtype == DType::f32, "from_host",
           "only BF16 and F32 tensors are supported, got " + std::string(dtype_name(dtype)));
   Tensor t = empty(shape, dtype);
   if (t.nbytes() > 0)
@@ -180,7 +179,7 @@ Tensor CudaOps::from_host(const void* data, DType dtype, const Shape& shape) {
 }
 
 void CudaOps::to_host(const Tensor& t, void* dst) {
-  require(t.device() == Device::cuda, "to_host", "tensor is not on the GPU");
+  REQUIRE(t.device() == Device::cuda, "to_host", "tensor is not on the GPU");
   if (t.nbytes() > 0)
     MV_CUDA_CHECK(cudaMemcpyAsync(dst, t.data(), t.nbytes(), cudaMemcpyDeviceToHost, stream_));
   MV_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -202,11 +201,11 @@ Tensor CudaOps::embedding(const Tensor& table, const Batch& batch) {
 }
 
 Tensor CudaOps::linear(const Tensor& x, const Tensor& weight) {
-  require(x.device() == Device::cuda && x.rank() == 2 &&
+  REQUIRE(x.device() == Device::cuda && x.rank() == 2 &&
               (x.dtype() == dtype_ || x.dtype() == DType::f32),
           "linear", "x must be a 2-d GPU tensor of the compute dtype or F32, is " + describe(x));
   require_device(weight, dtype_, 2, "linear", "weight");
-  require(x.dim(1) == weight.dim(1), "linear",
+  REQUIRE(x.dim(1) == weight.dim(1), "linear",
           "x " + shape_string(x.shape()) + " does not match weight " + shape_string(weight.shape()));
   const std::int64_t m = x.dim(0), out_features = weight.dim(0), in_features = x.dim(1);
   Tensor y = empty({m, out_features}, x.dtype());
@@ -237,7 +236,7 @@ Tensor CudaOps::linear(const Tensor& x, const Tensor& weight) {
 Tensor CudaOps::rms_norm(const Tensor& x, const Tensor& weight, float eps) {
   require_device(x, dtype_, 2, "rms_norm", "x");
   require_device(weight, dtype_, 1, "rms_norm", "weight");
-  require(weight.dim(0) == x.dim(1), "rms_norm", "weight does not match x");
+  REQUIRE(weight.dim(0) == x.dim(1), "rms_norm", "weight does not match x");
   Tensor out = empty(x.shape(), dtype_);
   if (x.numel() > 0)
     MV_CUDA_CHECK(cuda::launch_rms_norm(dtype_, x.data(), weight.data(), out.data(), x.dim(0),
@@ -249,7 +248,7 @@ Tensor CudaOps::add_rms_norm(const Tensor& x, Tensor& residual, const Tensor& we
   require_device(x, dtype_, 2, "add_rms_norm", "x");
   require_device(residual, dtype_, 2, "add_rms_norm", "residual");
   require_device(weight, dtype_, 1, "add_rms_norm", "weight");
-  require(x.shape() == residual.shape() && weight.dim(0) == x.dim(1), "add_rms_norm",
+  REQUIRE(x.shape() == residual.shape() && weight.dim(0) == x.dim(1), "add_rms_norm",
           "x, residual and weight do not match");
   Tensor out = empty(x.shape(), dtype_);
   if (x.numel() > 0)
@@ -296,7 +295,7 @@ Tensor CudaOps::attention_inputs(const Tensor& qkv, const Tensor& q_norm, const 
 
 Tensor CudaOps::silu_and_mul(const Tensor& gate_up) {
   require_device(gate_up, dtype_, 2, "silu_and_mul", "gate_up");
-  require(gate_up.dim(1) % 2 == 0, "silu_and_mul", "gate_up width is odd");
+  REQUIRE(gate_up.dim(1) % 2 == 0, "silu_and_mul", "gate_up width is odd");
   const std::int64_t width = gate_up.dim(1) / 2;
   Tensor out = empty({gate_up.dim(0), width}, dtype_);
   if (out.numel() > 0)
@@ -362,7 +361,7 @@ Tensor CudaOps::paged_attention(const Tensor& q, const Tensor& key_cache,
 Tensor CudaOps::gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) {
   require_device(x, dtype_, 2, "gather_rows", "x");
   for (const std::int32_t r : rows)
-    require(r >= 0 && r < x.dim(0), "gather_rows",
+    REQUIRE(r >= 0 && r < x.dim(0), "gather_rows",
             "row " + std::to_string(r) + " outside " + shape_string(x.shape()));
   const auto n = static_cast<std::int64_t>(rows.size());
   Tensor out = empty({n, x.dim(1)}, dtype_);

@@ -36,8 +36,9 @@ void add_runtime_types(caf::actor_system_config& cfg);
 // Optional, before building the system: CAF's pooled threads, once out of work, skip their
 // polling phase with 50 µs sleeps and wait on a condition variable, which the next message ends
 // at once. Each decode step hands work between threads a few times; a 50 µs sleep (plus timer
-// slack) in one of those hand-offs costs more than the step's own CPU work. The synchronous
-// facade (LLM) does this for its own system.
+// slack) in one of those hand-offs costs more than the step's own CPU work. Also caps the pool at
+// 4 threads (fewer threads to wake on many-core hosts). The synchronous facade (LLM) does this
+// for its own system.
 void set_low_latency_scheduling(caf::actor_system_config& cfg);
 
 // Spawns engine, scheduler and worker; waits until the worker has built its model runner and

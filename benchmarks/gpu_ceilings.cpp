@@ -10,46 +10,13 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include "benchmarks/gpu_bench_support.hpp"
 #include "kernels/bf16.hpp"
 
 namespace {
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "gpu_ceilings: %s: %s\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
-
-void check(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "gpu_ceilings: %s: cuBLAS status %d\n", what, static_cast<int>(s));
-    std::exit(1);
-  }
-}
-
-// Median milliseconds of `reps` timed runs of `body` after `warmup` untimed ones.
-template <class Body>
-float median_ms(int warmup, int reps, Body body) {
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&stop), "cudaEventCreate");
-  for (int i = 0; i < warmup; ++i) body();
-  std::vector<float> times;
-  for (int i = 0; i < reps; ++i) {
-    check(cudaEventRecord(start), "cudaEventRecord");
-    body();
-    check(cudaEventRecord(stop), "cudaEventRecord");
-    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    times.push_back(ms);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
-  return times[reps / 2];
-}
+using minivllm::bench::check;
+using minivllm::bench::median_ms;
 
 void* device_random_bf16(std::size_t n, std::mt19937& rng) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);

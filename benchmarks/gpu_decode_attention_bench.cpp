@@ -17,6 +17,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "benchmarks/gpu_bench_support.hpp"
 #include "kernels/bf16.hpp"
 #include "kernels/cuda/paged_attention.cuh"
 
@@ -24,13 +25,8 @@ namespace {
 
 using minivllm::DType;
 namespace cuda = minivllm::cuda;
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "gpu_decode_attention_bench: %s: %s\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
+using minivllm::bench::check;
+using minivllm::bench::median_ms;
 
 constexpr std::int64_t kHeads = 16, kKvHeads = 8, kHeadDim = 128;
 constexpr std::int64_t kBatches[] = {1, 8, 64, 256};
@@ -38,29 +34,6 @@ constexpr std::int64_t kContexts[] = {128, 512, 1024, 2048, 4096, 8192};
 constexpr std::int64_t kBlockSizes[] = {16, 256};
 constexpr int kWarmup = 3, kReps = 30;
 constexpr std::size_t kRotationBytes = std::size_t{1} << 30;
-
-// Median milliseconds of kReps timed calls of body(rep) after kWarmup untimed ones.
-template <class Body>
-float median_ms(Body body) {
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&stop), "cudaEventCreate");
-  for (int i = 0; i < kWarmup; ++i) body(i);
-  std::vector<float> times;
-  for (int i = 0; i < kReps; ++i) {
-    check(cudaEventRecord(start), "cudaEventRecord");
-    body(kWarmup + i);
-    check(cudaEventRecord(stop), "cudaEventRecord");
-    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    times.push_back(ms);
-  }
-  check(cudaEventDestroy(start), "cudaEventDestroy");
-  check(cudaEventDestroy(stop), "cudaEventDestroy");
-  std::nth_element(times.begin(), times.begin() + kReps / 2, times.end());
-  return times[kReps / 2];
-}
 
 void* device_alloc(std::size_t bytes) {
   void* p = nullptr;
@@ -74,7 +47,7 @@ double copy_gbs() {
   void* src = device_alloc(bytes);
   void* dst = device_alloc(bytes);
   check(cudaMemset(src, 0x5A, bytes), "cudaMemset");
-  const float ms = median_ms([&](int) {
+  const float ms = median_ms(kWarmup, kReps, [&](int) {
     check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
   });
   check(cudaFree(src), "cudaFree");
@@ -173,7 +146,7 @@ int main() {
         p.out = d_out;
         p.workspace_bytes = cuda::decode_attention_workspace_bytes(p);
         p.workspace = p.workspace_bytes > 0 ? device_alloc(p.workspace_bytes) : nullptr;
-        const float ms = median_ms([&](int rep) {
+        const float ms = median_ms(kWarmup, kReps, [&](int rep) {
           p.block_tables = d_tables + (rep % copies) * batch * blocks_per_seq;
           check(cuda::launch_decode_attention(p, nullptr), "launch_decode_attention");
         });

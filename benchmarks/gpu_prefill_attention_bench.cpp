@@ -20,54 +20,19 @@
 #include <cuda_runtime_api.h>
 
 #include "benchmarks/causal_softmax.cuh"
+#include "benchmarks/gpu_bench_support.hpp"
 #include "kernels/bf16.hpp"
 #include "kernels/cuda/paged_attention.cuh"
 
 namespace {
 
 namespace cuda = minivllm::cuda;
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "gpu_prefill_attention_bench: %s: %s\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
-
-void check(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "gpu_prefill_attention_bench: %s: cuBLAS status %d\n", what,
-                 static_cast<int>(s));
-    std::exit(1);
-  }
-}
+using minivllm::bench::check;
+using minivllm::bench::median_ms;
 
 constexpr std::int64_t kHeads = 16, kKvHeads = 8, kHeadDim = 128, kBlockSize = 256;
 constexpr std::int64_t kGroup = kHeads / kKvHeads;
 constexpr int kWarmup = 3, kReps = 15;
-
-// Median milliseconds of kReps timed calls of body() after kWarmup untimed ones.
-template <class Body>
-float median_ms(Body body) {
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&stop), "cudaEventCreate");
-  for (int i = 0; i < kWarmup; ++i) body();
-  std::vector<float> times;
-  for (int i = 0; i < kReps; ++i) {
-    check(cudaEventRecord(start), "cudaEventRecord");
-    body();
-    check(cudaEventRecord(stop), "cudaEventRecord");
-    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    times.push_back(ms);
-  }
-  check(cudaEventDestroy(start), "cudaEventDestroy");
-  check(cudaEventDestroy(stop), "cudaEventDestroy");
-  std::nth_element(times.begin(), times.begin() + kReps / 2, times.end());
-  return times[kReps / 2];
-}
 
 // A device array of n bf16 values uniform in [-1, 1).
 struct DeviceBf16 {
@@ -163,8 +128,9 @@ Result run_case(const std::string& name, const std::vector<std::int64_t>& lens,
   p.head_dim = kHeadDim;
   p.scale = scale;
   p.out = out.ptr;
-  const float flash_ms = median_ms(
-      [&] { check(cuda::launch_prefill_attention(p, nullptr), "launch_prefill_attention"); });
+  const float flash_ms = median_ms(kWarmup, kReps, [&] {
+    check(cuda::launch_prefill_attention(p, nullptr), "launch_prefill_attention");
+  });
 
   // Naive: scores of every head of one sequence at a time, [heads, L, L] bf16.
   DeviceBf16 scores(static_cast<std::size_t>(kHeads * max_len * max_len));
@@ -198,7 +164,7 @@ Result run_case(const std::string& name, const std::vector<std::int64_t>& lens,
               "PV GEMM");
     }
   };
-  const float naive_ms = median_ms(naive);
+  const float naive_ms = median_ms(kWarmup, kReps, naive);
 
   const auto got = download_bf16(out.ptr, q_elems);
   const auto want = download_bf16(naive_out.ptr, q_elems);
@@ -223,7 +189,7 @@ double gemm_ceiling_tflops(cublasHandle_t handle, std::mt19937& rng) {
   const std::size_t elems = std::size_t{dim} * dim;
   DeviceBf16 a(elems, rng), b(elems, rng), c(elems);
   const float one = 1.0f, zero = 0.0f;
-  const float ms = median_ms([&] {
+  const float ms = median_ms(kWarmup, kReps, [&] {
     check(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim, &one, a.ptr, CUDA_R_16BF,
                        dim, b.ptr, CUDA_R_16BF, dim, &zero, c.ptr, CUDA_R_16BF, dim,
                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),

@@ -44,10 +44,7 @@ StepResult run_step(WorkerState& st, StepWork& work) {
   for (WorkerSeq& s : work.new_seqs)
     st.seqs.insert_or_assign(s.seq_id, SampledSeq{std::move(s.params), std::move(s.prompt), {},
                                                   std::mt19937_64(s.seed)});
-  if (work.look_ahead)  // one token per row, row order
-    for (std::size_t r = 0; r < work.sample_seq_ids.size(); ++r)
-      work.batch.token_ids[r] = st.seqs.at(work.sample_seq_ids[r]).output.back();
-  std::vector<SampledSeq*> seqs;  // row order
+  std::vector<SampledSeq*> seqs;  // row order: one lookup per row and step
   std::vector<SamplerRow> rows;
   seqs.reserve(work.sample_seq_ids.size());
   rows.reserve(work.sample_seq_ids.size());
@@ -55,6 +52,8 @@ StepResult run_step(WorkerState& st, StepWork& work) {
     SampledSeq& s = *seqs.emplace_back(&st.seqs.at(id));
     rows.push_back({{}, &s.params, s.prompt, s.output, st.eos_ids, &s.rng});
   }
+  if (work.look_ahead)  // one token per row, row order
+    for (std::size_t r = 0; r < seqs.size(); ++r) work.batch.token_ids[r] = seqs[r]->output.back();
   std::vector<SampledToken> sampled = st.runner->execute_and_sample(work.batch, rows);
   StepResult result;
   result.step = work.step;

@@ -72,6 +72,8 @@ struct StepResult {
   std::uint64_t step = 0;
   std::vector<std::int32_t> tokens;
   std::vector<PositionLogprobs> logprobs;  // empty, or one per token (rows not asking: empty)
+  double run_seconds = 0;  // the worker's wall time running the step (StepTimes)
+  double gap_seconds = 0;  // from the step before it ending there to this one starting
   // The step's batch, emptied, back for the scheduler to refill: within a process its vectors
   // keep their capacity, so no step allocates (and page-faults in) a fresh one.
   Batch spent_batch;
@@ -126,7 +128,7 @@ typename Inspector::result_type inspect(Inspector& f, StepWork& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepResult& x) {
   return f(caf::meta::type_name("minivllm::StepResult"), x.step, x.tokens, x.logprobs,
-           x.spent_batch);
+           x.run_seconds, x.gap_seconds, x.spent_batch);
 }
 
 template <class Inspector>

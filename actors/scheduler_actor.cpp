@@ -1,5 +1,6 @@
 #include "actors/scheduler_actor.hpp"
 
+#include <chrono>
 #include <deque>
 #include <random>
 #include <unordered_map>
@@ -51,6 +52,7 @@ struct SchedulerState {
   // The steps at the worker, oldest first: the running one, and at most one planned ahead.
   std::deque<InFlight> in_flight;
   std::vector<Batch> spare_batches;  // come back with the steps' results, refilled by the next
+  StepTimes step_times;
 };
 
 using pointer = scheduler_actor::stateful_pointer<SchedulerState>;
@@ -109,11 +111,21 @@ void fail_all(pointer self, const std::string& error) {
 
 void advance(pointer self);
 
+// Adds a returned step to the step times.
+void time_step(StepTimes& times, const StepPlan& plan, const StepResult& result) {
+  bool decode = true;
+  for (const ScheduledSequence& s : plan.seqs) decode = decode && s.num_new_tokens == 1 && s.sample;
+  times.record(decode, static_cast<std::int32_t>(plan.seqs.size()), plan.num_batched_tokens,
+               result.run_seconds, result.gap_seconds);
+}
+
 void on_step_done(pointer self, StepResult& result) {
+  const auto started = std::chrono::steady_clock::now();
   auto& st = self->state;
   st.spare_batches.push_back(std::move(result.spent_batch));
   const InFlight& done = st.in_flight.front();
   const StepPlan& plan = done.plan;
+  time_step(st.step_times, plan, result);
   // Tokens first: a look-ahead placeholder may sit in a block that finish_step hashes.
   std::size_t row = 0;
   for (const ScheduledSequence& s : plan.seqs) {
@@ -164,6 +176,9 @@ void on_step_done(pointer self, StepResult& result) {
   step_returned(st);
   send_outputs(self, out);
   advance(self);
+  st.step_times.scheduler_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ++st.step_times.scheduler_steps;
 }
 
 // Sends `plan` to the worker; look_ahead: planned before the running step's tokens are back.
@@ -317,7 +332,8 @@ scheduler_actor spawn_scheduler(caf::actor_system& sys, const EngineConfig& conf
                                  st.scheduler->num_preemptions(),
                                  static_cast<std::uint64_t>(blocks.num_free_blocks()),
                                  static_cast<std::uint64_t>(blocks.num_blocks()),
-                                 st.scheduler->check_invariants()};
+                                 st.scheduler->check_invariants(),
+                                 st.step_times};
             },
         };
       },

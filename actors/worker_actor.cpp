@@ -1,7 +1,9 @@
 #include "actors/worker_actor.hpp"
 
+#include <chrono>
 #include <deque>
 #include <future>
+#include <optional>
 #include <random>
 #include <unordered_map>
 
@@ -37,6 +39,7 @@ struct WorkerState {
   std::string load_error;  // why there is no runner
   std::vector<std::int32_t> eos_ids;
   std::unordered_map<std::uint64_t, SampledSeq> seqs;
+  std::optional<std::chrono::steady_clock::time_point> last_step_end;
 };
 
 StepResult run_step(WorkerState& st, StepWork& work) {
@@ -54,8 +57,15 @@ StepResult run_step(WorkerState& st, StepWork& work) {
   }
   if (work.look_ahead)  // one token per row, row order
     for (std::size_t r = 0; r < seqs.size(); ++r) work.batch.token_ids[r] = seqs[r]->output.back();
+  using clock = std::chrono::steady_clock;
+  const clock::time_point start = clock::now();
   std::vector<SampledToken> sampled = st.runner->execute_and_sample(work.batch, rows);
+  const clock::time_point end = clock::now();
   StepResult result;
+  result.run_seconds = std::chrono::duration<double>(end - start).count();
+  if (st.last_step_end)
+    result.gap_seconds = std::chrono::duration<double>(start - *st.last_step_end).count();
+  st.last_step_end = end;
   result.step = work.step;
   result.tokens.reserve(work.sample_seq_ids.size());
   for (std::size_t r = 0; r < sampled.size(); ++r) {

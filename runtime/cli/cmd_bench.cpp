@@ -1,7 +1,7 @@
 // minivllm bench throughput: runs a workload file (benchmarks/throughput-256.json's format)
 // through the runtime and reports requests/s, output tok/s and total tok/s over the wall time
-// from the first request queued to the last finished (start-up excluded). `bench latency` lives
-// in cmd_bench_latency.cpp.
+// from the first request queued to the last finished (start-up excluded), then where that time
+// went (the engine's step times). `bench latency` lives in cmd_bench_latency.cpp.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -18,6 +18,7 @@
 #include "cli/bench_report.hpp"
 #include "cli/commands.hpp"
 #include "cli/config_options.hpp"
+#include "cli/step_times_report.hpp"
 
 namespace minivllm::cli {
 namespace {
@@ -78,6 +79,8 @@ void run_throughput(const BenchOptions& o) {
               static_cast<long long>(output_tokens), seconds);
   std::printf("requests/s %.3f\noutput tok/s %.1f\ntotal tok/s %.1f\n", requests_per_s,
               output_per_s, total_per_s);
+  const StepTimes times = llm.stats().step_times;
+  print_step_times(times, seconds);
   nlohmann::json result = bench_run_info(config);
   result.update({
       {"bench", "throughput"},
@@ -90,6 +93,7 @@ void run_throughput(const BenchOptions& o) {
       {"requests_per_s", requests_per_s},
       {"output_tokens_per_s", output_per_s},
       {"total_tokens_per_s", total_per_s},
+      {"step_times", step_times_json(times)},
   });
   write_bench_json(result, o.output, "--output");
 }

@@ -96,6 +96,16 @@ EngineStats expect_actors_equal_engine_core(int num_blocks) {
   const EngineStats stats = llm.stats();
   EXPECT_EQ(stats.invariant_violation, "");
   EXPECT_EQ(stats.num_free_blocks, stats.num_blocks);
+  // Every step the worker ran is timed once, prefills and decodes apart.
+  const StepTimes& times = stats.step_times;
+  EXPECT_EQ(times.steps(), stats.num_steps);
+  EXPECT_EQ(times.scheduler_steps, stats.num_steps);
+  EXPECT_GT(times.run_seconds(), 0.0);
+  EXPECT_FALSE(times.buckets.empty());
+  if (!times.buckets.empty()) {
+    EXPECT_EQ(times.buckets.front().kind, "prefill");
+    EXPECT_EQ(times.buckets.back().kind, "decode");
+  }
   return stats;
 }
 

@@ -92,10 +92,22 @@ typename Inspector::result_type inspect(Inspector& f, RequestDelta& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, StepTimeBucket& x) {
+  return f(caf::meta::type_name("minivllm::StepTimeBucket"), x.kind, x.min_rows, x.max_rows,
+           x.steps, x.tokens, x.run_seconds, x.max_run_seconds);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, StepTimes& x) {
+  return f(caf::meta::type_name("minivllm::StepTimes"), x.buckets, x.worker_gap_seconds,
+           x.scheduler_seconds, x.scheduler_steps);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, EngineStats& x) {
   return f(caf::meta::type_name("minivllm::EngineStats"), x.num_steps, x.num_running,
            x.num_waiting, x.num_preemptions, x.num_free_blocks, x.num_blocks,
-           x.invariant_violation);
+           x.invariant_violation, x.step_times);
 }
 
 }  // namespace minivllm

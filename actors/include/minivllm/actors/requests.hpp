@@ -7,6 +7,7 @@
 
 #include "engine/request_output.hpp"
 #include "engine/sampling_params.hpp"
+#include "engine/step_times.hpp"
 #include "tokenizer/chat_format.hpp"
 
 namespace minivllm {
@@ -40,6 +41,7 @@ struct EngineStats {
   std::uint64_t num_free_blocks = 0;
   std::uint64_t num_blocks = 0;
   std::string invariant_violation;  // "" when the block pool agrees with the running sequences
+  StepTimes step_times;  // since the runtime started
 };
 
 }  // namespace minivllm

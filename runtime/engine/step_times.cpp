@@ -1,0 +1,62 @@
+#include "engine/step_times.hpp"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <utility>
+
+namespace minivllm {
+namespace {
+
+// Decode batch sizes grouped the way their cost changes: latency bound at a few rows, then the
+// K/V reads grow with the rows.
+constexpr std::array<std::pair<std::int32_t, std::int32_t>, 7> kDecodeRows{{
+    {1, 1}, {2, 8}, {9, 32}, {33, 64}, {65, 128}, {129, 256},
+    {257, std::numeric_limits<std::int32_t>::max()}}};
+
+}  // namespace
+
+void StepTimes::record(bool decode, std::int32_t rows, std::int32_t tokens, double run_seconds,
+                       double gap_seconds) {
+  std::int32_t min_rows = 1;
+  std::int32_t max_rows = std::numeric_limits<std::int32_t>::max();
+  if (decode) {
+    const auto* range = std::find_if(kDecodeRows.begin(), kDecodeRows.end(),
+                                     [&](const auto& r) { return rows <= r.second; });
+    min_rows = range->first;
+    max_rows = range->second;
+  }
+  const char* kind = decode ? "decode" : "prefill";
+  auto it = std::find_if(buckets.begin(), buckets.end(), [&](const StepTimeBucket& b) {
+    return b.kind == kind && b.min_rows == min_rows;
+  });
+  if (it == buckets.end()) {
+    StepTimeBucket b{kind, min_rows, max_rows};
+    // Prefill first, then decodes by rows.
+    const auto at = decode ? std::find_if(buckets.begin(), buckets.end(),
+                                          [&](const StepTimeBucket& o) {
+                                            return o.kind == "decode" && o.min_rows > min_rows;
+                                          })
+                           : buckets.begin();
+    it = buckets.insert(at, std::move(b));
+  }
+  ++it->steps;
+  it->tokens += static_cast<std::uint64_t>(tokens);
+  it->run_seconds += run_seconds;
+  it->max_run_seconds = std::max(it->max_run_seconds, run_seconds);
+  worker_gap_seconds += gap_seconds;
+}
+
+std::uint64_t StepTimes::steps() const {
+  std::uint64_t n = 0;
+  for (const StepTimeBucket& b : buckets) n += b.steps;
+  return n;
+}
+
+double StepTimes::run_seconds() const {
+  double s = 0;
+  for (const StepTimeBucket& b : buckets) s += b.run_seconds;
+  return s;
+}
+
+}  // namespace minivllm

@@ -1,0 +1,38 @@
+#pragma once
+// Where an engine's time goes, by kind of step: the worker's wall time running each step
+// (launches, the device's work, sampling, the tokens back on the host), the worker's time between
+// steps (the device waits then), and the scheduler's own time per step. Filled by the actors,
+// read through EngineStats (`minivllm bench throughput` prints it).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace minivllm {
+
+// The steps of one kind: with a prompt chunk ("prefill"), or pure decode of min_rows..max_rows
+// sequences.
+struct StepTimeBucket {
+  std::string kind;
+  std::int32_t min_rows = 0;
+  std::int32_t max_rows = 0;
+  std::uint64_t steps = 0;
+  std::uint64_t tokens = 0;  // tokens computed (a decode row is one)
+  double run_seconds = 0;
+  double max_run_seconds = 0;
+};
+
+struct StepTimes {
+  std::vector<StepTimeBucket> buckets;  // the kinds seen, prefill first, decodes by rows
+  double worker_gap_seconds = 0;        // from one step's tokens on the host to the next step's start
+  double scheduler_seconds = 0;         // handling step results and planning the next steps
+  std::uint64_t scheduler_steps = 0;    // step results it handled
+
+  // A step of `rows` sequences and `tokens` tokens that ran `run_seconds` on the worker, `gap`
+  // after the one before it there.
+  void record(bool decode, std::int32_t rows, std::int32_t tokens, double run_seconds,
+              double gap_seconds);
+  std::uint64_t steps() const;
+  double run_seconds() const;
+};
+
+}  // namespace minivllm

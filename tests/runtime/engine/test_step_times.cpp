@@ -1,0 +1,43 @@
+#include "engine/step_times.hpp"
+
+#include <gtest/gtest.h>
+
+namespace minivllm {
+namespace {
+
+TEST(StepTimes, GroupsStepsByKindAndDecodeRows) {
+  StepTimes t;
+  t.record(true, 200, 200, 0.008, 0.0001);
+  t.record(false, 30, 16384, 0.060, 0.0002);
+  t.record(true, 1, 1, 0.001, 0.0);
+  t.record(true, 250, 250, 0.010, 0.0001);
+  t.record(true, 5, 5, 0.002, 0.0);
+  ASSERT_EQ(t.buckets.size(), 4u);
+  EXPECT_EQ(t.buckets[0].kind, "prefill");
+  EXPECT_EQ(t.buckets[0].tokens, 16384u);
+  EXPECT_EQ(t.buckets[1].kind, "decode");
+  EXPECT_EQ(t.buckets[1].min_rows, 1);
+  EXPECT_EQ(t.buckets[1].max_rows, 1);
+  EXPECT_EQ(t.buckets[2].min_rows, 2);
+  EXPECT_EQ(t.buckets[2].max_rows, 8);
+  EXPECT_EQ(t.buckets[3].min_rows, 129);
+  EXPECT_EQ(t.buckets[3].max_rows, 256);
+  EXPECT_EQ(t.buckets[3].steps, 2u);
+  EXPECT_EQ(t.buckets[3].tokens, 450u);
+  EXPECT_DOUBLE_EQ(t.buckets[3].run_seconds, 0.018);
+  EXPECT_DOUBLE_EQ(t.buckets[3].max_run_seconds, 0.010);
+  EXPECT_EQ(t.steps(), 5u);
+  EXPECT_DOUBLE_EQ(t.run_seconds(), 0.081);
+  EXPECT_DOUBLE_EQ(t.worker_gap_seconds, 0.0004);
+}
+
+TEST(StepTimes, DecodesAboveTheLargestBucketGetAnOpenOne) {
+  StepTimes t;
+  t.record(true, 512, 512, 0.02, 0.0);
+  ASSERT_EQ(t.buckets.size(), 1u);
+  EXPECT_EQ(t.buckets[0].min_rows, 257);
+  EXPECT_GT(t.buckets[0].max_rows, 512);
+}
+
+}  // namespace
+}  // namespace minivllm

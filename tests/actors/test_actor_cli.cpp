@@ -178,7 +178,8 @@ TEST_P(Cli, BenchThroughputRunsAWorkloadAndWritesItsResult) {
                                        {{"prompt_token_ids", {4, 5}}, {"max_tokens", 7}}}}};
   std::ofstream(dir_ / "workload.json") << workload.dump();
   const CliRun run = minivllm({"bench", "throughput"}, {"--workload", (dir_ / "workload.json").string(),
-                                                        "--output", (dir_ / "result.json").string()});
+                                                        "--output", (dir_ / "result.json").string(),
+                                                        "--warmup-runs", "1"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   std::ifstream in(dir_ / "result.json");
   const json result = json::parse(in);
@@ -188,6 +189,14 @@ TEST_P(Cli, BenchThroughputRunsAWorkloadAndWritesItsResult) {
   EXPECT_GT(result.at("output_tokens_per_s").get<double>(), 0.0);
   EXPECT_NE(result.at("config").get<std::string>().find("[scheduler]"), std::string::npos);
   EXPECT_EQ(result.at("device"), "cpu");
+  // The step times are the timed run's alone: its 2 prompts' prefill and 7 decode steps at most.
+  EXPECT_NE(run.out.find("where the time went"), std::string::npos) << run.out;
+  const json& times = result.at("step_times");
+  std::uint64_t steps = 0;
+  for (const json& b : times.at("buckets")) steps += b.at("steps").get<std::uint64_t>();
+  EXPECT_GE(steps, 7u);
+  EXPECT_LE(steps, 8u);
+  EXPECT_GT(times.at("run_seconds").get<double>(), 0.0);
 }
 
 TEST_P(Cli, BenchLatencyStreamsEachLevelAndWritesPercentiles) {

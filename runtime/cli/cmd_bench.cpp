@@ -27,7 +27,6 @@ struct BenchOptions {
   ConfigOptions config;
   std::string workload;
   std::string output = "bench-throughput.json";
-  int warmup_runs = 0;
 };
 
 struct Workload {
@@ -64,8 +63,6 @@ void run_throughput(const BenchOptions& o) {
   const Config config = o.config.load();
   const std::size_t num_requests = w.requests.size();
   LLM llm(config);
-  for (int i = 0; i < o.warmup_runs; ++i) llm.generate(w.requests);
-  const StepTimes before = llm.stats().step_times;
   const auto start = std::chrono::steady_clock::now();
   const std::vector<GenerateResult> results = llm.generate(std::move(w.requests));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -82,7 +79,7 @@ void run_throughput(const BenchOptions& o) {
               static_cast<long long>(output_tokens), seconds);
   std::printf("requests/s %.3f\noutput tok/s %.1f\ntotal tok/s %.1f\n", requests_per_s,
               output_per_s, total_per_s);
-  const StepTimes times = llm.stats().step_times.since(before);
+  const StepTimes times = llm.stats().step_times;
   print_step_times(times, seconds);
   nlohmann::json result = bench_run_info(config);
   result.update({
@@ -90,7 +87,6 @@ void run_throughput(const BenchOptions& o) {
       {"workload", w.name},
       {"workload_file", o.workload},
       {"num_requests", num_requests},
-      {"warmup_runs", o.warmup_runs},
       {"prompt_tokens", w.prompt_tokens},
       {"output_tokens", output_tokens},
       {"seconds", seconds},
@@ -113,11 +109,6 @@ void add_bench_command(CLI::App& app) {
   throughput->add_option("--workload", o->workload, "Workload JSON (benchmarks/throughput-256.json)")
       ->required();
   throughput->add_option("--output", o->output, "Where to write the result JSON")->capture_default_str();
-  throughput->add_option("--warmup-runs", o->warmup_runs,
-                         "Untimed runs of the workload first (CUDA graph captures and other "
-                         "first-use costs then fall outside the timed run)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
   throughput->callback([o] { run_throughput(*o); });
   add_bench_latency_command(*bench);
 }

@@ -23,7 +23,7 @@ double per_step_us(double seconds, std::uint64_t steps) {
 void print_step_times(const StepTimes& times, double wall_seconds) {
   std::printf("\nwhere the time went (worker wall time per step: launches, device, sampling):\n");
   std::printf("%-8s %-8s %7s %9s %9s %9s %9s\n", "step", "rows", "steps", "tokens", "run s",
-              "mean ms", "max ms*");
+              "mean ms", "max ms");
   for (const StepTimeBucket& b : times.buckets)
     std::printf("%-8s %-8s %7llu %9llu %9.3f %9.3f %9.3f\n", b.kind.c_str(), rows_label(b).c_str(),
                 static_cast<unsigned long long>(b.steps),
@@ -35,7 +35,6 @@ void print_step_times(const StepTimes& times, double wall_seconds) {
               per_step_us(times.worker_gap_seconds, steps));
   std::printf("scheduler %.3f s (%.1f us per step result)\n", times.scheduler_seconds,
               per_step_us(times.scheduler_seconds, times.scheduler_steps));
-  std::printf("(* the longest step of its kind since the runtime started, warm-up runs included)\n");
 }
 
 nlohmann::json step_times_json(const StepTimes& times) {

@@ -47,26 +47,6 @@ void StepTimes::record(bool decode, std::int32_t rows, std::int32_t tokens, doub
   worker_gap_seconds += gap_seconds;
 }
 
-StepTimes StepTimes::since(const StepTimes& earlier) const {
-  StepTimes d = *this;
-  for (StepTimeBucket& b : d.buckets) {
-    const auto it = std::find_if(earlier.buckets.begin(), earlier.buckets.end(),
-                                 [&](const StepTimeBucket& e) {
-                                   return e.kind == b.kind && e.min_rows == b.min_rows;
-                                 });
-    if (it == earlier.buckets.end()) continue;
-    b.steps -= it->steps;
-    b.tokens -= it->tokens;
-    b.run_seconds -= it->run_seconds;
-    // (The maximum of the later steps alone is not known: it stays the whole run's.)
-  }
-  std::erase_if(d.buckets, [](const StepTimeBucket& b) { return b.steps == 0; });
-  d.worker_gap_seconds -= earlier.worker_gap_seconds;
-  d.scheduler_seconds -= earlier.scheduler_seconds;
-  d.scheduler_steps -= earlier.scheduler_steps;
-  return d;
-}
-
 std::uint64_t StepTimes::steps() const {
   std::uint64_t n = 0;
   for (const StepTimeBucket& b : buckets) n += b.steps;

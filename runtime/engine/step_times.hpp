@@ -18,7 +18,7 @@ struct StepTimeBucket {
   std::uint64_t steps = 0;
   std::uint64_t tokens = 0;  // tokens computed (a decode row is one)
   double run_seconds = 0;
-  double max_run_seconds = 0;  // the longest such step since the start (since() keeps it)
+  double max_run_seconds = 0;
 };
 
 struct StepTimes {
@@ -31,8 +31,6 @@ struct StepTimes {
   // after the one before it there.
   void record(bool decode, std::int32_t rows, std::int32_t tokens, double run_seconds,
               double gap_seconds);
-  // What was recorded after `earlier` (a copy of this taken before).
-  StepTimes since(const StepTimes& earlier) const;
   std::uint64_t steps() const;
   double run_seconds() const;
 };

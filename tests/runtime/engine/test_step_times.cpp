@@ -31,29 +31,6 @@ TEST(StepTimes, GroupsStepsByKindAndDecodeRows) {
   EXPECT_DOUBLE_EQ(t.worker_gap_seconds, 0.0004);
 }
 
-TEST(StepTimes, SinceSubtractsAnEarlierCopy) {
-  StepTimes t;
-  t.record(false, 2, 100, 0.05, 0.0);
-  t.record(true, 2, 2, 0.001, 0.0001);
-  t.scheduler_seconds = 0.001;
-  t.scheduler_steps = 2;
-  const StepTimes earlier = t;
-  t.record(true, 2, 2, 0.002, 0.0002);
-  t.record(true, 100, 100, 0.004, 0.0003);
-  t.scheduler_seconds = 0.003;
-  t.scheduler_steps = 4;
-  const StepTimes d = t.since(earlier);
-  ASSERT_EQ(d.buckets.size(), 2u);  // the prefill bucket had nothing new
-  EXPECT_EQ(d.buckets[0].min_rows, 2);
-  EXPECT_EQ(d.buckets[0].steps, 1u);
-  EXPECT_DOUBLE_EQ(d.buckets[0].run_seconds, 0.002);
-  EXPECT_EQ(d.buckets[1].min_rows, 65);
-  EXPECT_EQ(d.steps(), 2u);
-  EXPECT_NEAR(d.worker_gap_seconds, 0.0005, 1e-12);
-  EXPECT_DOUBLE_EQ(d.scheduler_seconds, 0.002);
-  EXPECT_EQ(d.scheduler_steps, 2u);
-}
-
 TEST(StepTimes, DecodesAboveTheLargestBucketGetAnOpenOne) {
   StepTimes t;
   t.record(true, 512, 512, 0.02, 0.0);

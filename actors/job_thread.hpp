@@ -3,7 +3,10 @@
 // another, in order, and destroys it: everything a State holds is made, used and freed on one
 // thread (a CUDA device's context and stream stay with the thread that made them). Waking it
 // costs a plain condition variable, far less than a detached CAF actor's mailbox on these
-// machines (benchmarks/actor_handoff_bench.cpp).
+// machines (benchmarks/actor_handoff_bench.cpp); where cores are plenty it first spins a while
+// for the next job, so a job posted soon after the last one ends needs no wake-up at all.
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -12,15 +15,24 @@
 #include <thread>
 #include <utility>
 
+#include "actors/usable_cores.hpp"
+
 namespace minivllm {
+
+// How long a JobThread spins for its next job before it sleeps, where cores are plenty: longer
+// than a decode step's turn-around between two jobs (the next step is posted while the current
+// one runs, or some 20 µs after it ends), short enough that an idle runtime soon stops spinning.
+constexpr std::chrono::microseconds kJobThreadSpin{100};
 
 template <class State>
 class JobThread {
  public:
   using Job = std::function<void(State&)>;
 
-  explicit JobThread(std::function<State()> make)
-      : queue_(std::make_shared<Queue>()),
+  explicit JobThread(std::function<State()> make,
+                     std::chrono::microseconds spin = may_spin() ? kJobThreadSpin
+                                                                 : std::chrono::microseconds{0})
+      : queue_(std::make_shared<Queue>(spin)),
         thread_([queue = queue_, make = std::move(make)] { run(*queue, make); }) {}
 
   // Drops the jobs not started yet; the thread ends, destroying the State, once its running job
@@ -41,25 +53,30 @@ class JobThread {
   // Shared with the thread, which may outlive this object (see the destructor).
   class Queue {
    public:
+    explicit Queue(std::chrono::microseconds spin) : spin_(spin) {}
+
     void push(Job job) {
-      bool idle = false;
+      bool sleeping = false;
       {
         std::lock_guard lock(mutex_);
         jobs_.push_back(std::move(job));
-        idle = idle_;
+        ready_.store(true, std::memory_order_release);
+        sleeping = sleeping_;
       }
-      if (idle) wake_.notify_one();  // a busy thread finds the job when its current one ends
+      if (sleeping) wake_.notify_one();  // a busy or spinning thread finds the job by itself
     }
 
     // The next job, waiting for one; false once stopped.
     bool pop(Job& job) {
+      spin_until_ready();
       std::unique_lock lock(mutex_);
-      idle_ = true;
+      sleeping_ = true;
       wake_.wait(lock, [&] { return stopped_ || !jobs_.empty(); });
-      idle_ = false;
+      sleeping_ = false;
       if (stopped_) return false;
       job = std::move(jobs_.front());
       jobs_.pop_front();
+      ready_.store(!jobs_.empty(), std::memory_order_relaxed);
       return true;
     }
 
@@ -68,16 +85,29 @@ class JobThread {
       {
         std::lock_guard lock(mutex_);
         stopped_ = true;
+        ready_.store(true, std::memory_order_release);
         dropped.swap(jobs_);
       }
       wake_.notify_one();
     }
 
    private:
+    // Returns when a job (or the stop) is there or the spin is over, whichever comes first.
+    void spin_until_ready() const {
+      if (spin_.count() == 0 || ready_.load(std::memory_order_acquire)) return;
+      const auto until = std::chrono::steady_clock::now() + spin_;
+      while (!ready_.load(std::memory_order_acquire)) {
+        for (int i = 0; i < 32; ++i) spin_pause();
+        if (std::chrono::steady_clock::now() >= until) return;
+      }
+    }
+
+    const std::chrono::microseconds spin_;
     std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<Job> jobs_;
-    bool idle_ = false;
+    std::atomic<bool> ready_{false};  // jobs_ holds a job or stopped_: read without the lock
+    bool sleeping_ = false;           // waiting on wake_
     bool stopped_ = false;
   };
 

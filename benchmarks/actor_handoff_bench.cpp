@@ -4,7 +4,8 @@
 //   pooled -> detached actor (its own thread, CAF's mailbox wake-up),
 //   detached <-> detached,
 //   pooled actor -> JobThread -> back by anon_send (the worker's design: actors/job_thread.hpp),
-// each with CAF's default scheduler settings and with set_low_latency_scheduling. Not run by the
+// each with CAF's default scheduler settings and with set_low_latency_scheduling (the JobThread
+// spins for its next job in both where cores are plenty: actors/usable_cores.hpp). Not run by the
 // tests.   actor_handoff_bench [ROUND_TRIPS=5000]
 #include <chrono>
 #include <cstdio>

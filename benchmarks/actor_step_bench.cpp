@@ -3,8 +3,10 @@
 // to the engine) with a model that does no arithmetic (zero logits, tiny vocabulary).
 // Wall-clock µs per decode step at NUM_SEQS running sequences: two runs that differ only in
 // max_tokens, so start-up, prefill and finishing cancel out. Also the CPU time of all threads per
-// step (steadier than wall time on a shared machine: it counts work, not waiting for a core).
-// Not run by the tests.
+// step (steadier than wall time on a shared machine: it counts work, not waiting for a core), where
+// the step's time goes (the engine's step times: the worker running a step, the worker waiting
+// between steps, the scheduler's turn), and the CPU time the runtime burns once idle (threads
+// that spin a while before they sleep). Not run by the tests.
 //   actor_step_bench [NUM_SEQS=256] [SHORT=100] [LONG=600] [REPEATS=5]  (prints the median)
 #include <sys/resource.h>
 
@@ -13,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include <minivllm/llm.hpp>
@@ -42,7 +45,11 @@ struct Run {
   double seconds = 0;
   double cpu_seconds = 0;  // every thread of the process, user and system
   std::uint64_t steps = 0;
+  StepTimes times;
+  double idle_cpu_seconds = 0;  // in kIdleWindow after the requests were done
 };
+
+constexpr std::chrono::milliseconds kIdleWindow{200};
 
 double process_cpu_seconds() {
   rusage usage{};
@@ -53,7 +60,7 @@ double process_cpu_seconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
-Run run(int num_seqs, int max_tokens) {
+Run run(int num_seqs, int max_tokens, bool measure_idle = false) {
   RuntimeSpec spec;
   const int max_len = kPromptLen + max_tokens;
   const int blocks = num_seqs * ((max_len + kBlockSize - 1) / kBlockSize);
@@ -76,7 +83,14 @@ Run run(int num_seqs, int max_tokens) {
   Run r;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.cpu_seconds = process_cpu_seconds() - cpu_start;
-  r.steps = llm.stats().num_steps;
+  EngineStats stats = llm.stats();
+  r.steps = stats.num_steps;
+  r.times = std::move(stats.step_times);
+  if (measure_idle) {
+    const double idle_start = process_cpu_seconds();
+    std::this_thread::sleep_for(kIdleWindow);
+    r.idle_cpu_seconds = process_cpu_seconds() - idle_start;
+  }
   return r;
 }
 
@@ -87,20 +101,29 @@ int main(int argc, char** argv) {
   const int short_tokens = argc > 2 ? std::atoi(argv[2]) : 100;
   const int long_tokens = argc > 3 ? std::atoi(argv[3]) : 600;
   const int repeats = argc > 4 ? std::atoi(argv[4]) : 5;
-  run(num_seqs, 10);  // warm-up
+  const Run warm_up = run(num_seqs, 10, true);
+  std::printf("idle: %.0f us of CPU in the first %lld ms after the requests were done\n",
+              warm_up.idle_cpu_seconds * 1e6, static_cast<long long>(kIdleWindow.count()));
   // The box is shared: each pair is noisy, their median less so.
   std::vector<double> us_per_step, cpu_us_per_step;
   for (int i = 0; i < repeats; ++i) {
     const Run a = run(num_seqs, short_tokens);
     const Run b = run(num_seqs, long_tokens);
     const auto steps = static_cast<double>(b.steps - a.steps);
-    us_per_step.push_back((b.seconds - a.seconds) * 1e6 / steps);
-    cpu_us_per_step.push_back((b.cpu_seconds - a.cpu_seconds) * 1e6 / steps);
+    auto per_step_us = [&](double long_seconds, double short_seconds) {
+      return (long_seconds - short_seconds) * 1e6 / steps;
+    };
+    us_per_step.push_back(per_step_us(b.seconds, a.seconds));
+    cpu_us_per_step.push_back(per_step_us(b.cpu_seconds, a.cpu_seconds));
     std::printf("%d seqs: %llu steps in %.3f s, %llu steps in %.3f s -> %.1f us per decode step "
-                "(CPU time of all threads: %.1f us)\n",
+                "(CPU time of all threads: %.1f us; worker running a step %.1f us, between steps "
+                "%.1f us; scheduler %.1f us)\n",
                 num_seqs, static_cast<unsigned long long>(a.steps), a.seconds,
                 static_cast<unsigned long long>(b.steps), b.seconds, us_per_step.back(),
-                cpu_us_per_step.back());
+                cpu_us_per_step.back(),
+                per_step_us(b.times.run_seconds(), a.times.run_seconds()),
+                per_step_us(b.times.worker_gap_seconds, a.times.worker_gap_seconds),
+                per_step_us(b.times.scheduler_seconds, a.times.scheduler_seconds));
   }
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());

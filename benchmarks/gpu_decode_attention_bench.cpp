@@ -1,8 +1,9 @@
 // Decode attention (kernels/cuda/paged_attention.cuh) on the GPU at hand: achieved GB/s of keys
 // and values read, against a device-to-device copy measured in the same run (bytes read +
 // written, as benchmarks/gpu_ceilings counts them). bf16, Qwen3-0.6B's heads (16 query heads,
-// 8 KV heads, head_dim 128), every sequence of a batch at the same context length, cache blocks
-// shuffled as a long-running engine leaves them. Each timed launch reads another copy of the
+// 8 KV heads, head_dim 128), every sequence of a batch at the same context length, then batches
+// of mixed lengths (uniform in [kRaggedMin, kRaggedMax], as throughput-256.json's decode steps
+// have them; "context" 0 in the table), cache blocks shuffled as a long-running engine leaves them. Each timed launch reads another copy of the
 // batch's blocks (at least 1 GiB between two reads of the same bytes) so the L2 cache holds none.
 // Prints a table and one JSON line.
 #include <algorithm>
@@ -32,6 +33,8 @@ constexpr std::int64_t kHeads = 16, kKvHeads = 8, kHeadDim = 128;
 constexpr std::int64_t kBatches[] = {1, 8, 64, 256};
 constexpr std::int64_t kContexts[] = {128, 512, 1024, 2048, 4096, 8192};
 constexpr std::int64_t kBlockSizes[] = {16, 256};
+constexpr std::int64_t kRaggedBatches[] = {64, 128, 256};
+constexpr std::int32_t kRaggedMin = 100, kRaggedMax = 2048;
 constexpr int kWarmup = 3, kReps = 30;
 constexpr std::size_t kRotationBytes = std::size_t{1} << 30;
 
@@ -79,9 +82,23 @@ T* upload(const std::vector<T>& host) {
 }
 
 struct Result {
-  std::int64_t block_size, batch, context, splits;
+  std::int64_t block_size, batch, context, splits;  // context 0: mixed lengths
   double us, gbs, percent_of_copy;
 };
+
+// Each batch's context lengths: uniform ones, then mixed ones for the larger batches.
+std::vector<std::vector<std::int32_t>> context_cases(std::int64_t batch, std::mt19937& rng) {
+  std::vector<std::vector<std::int32_t>> cases;
+  for (const std::int64_t context : kContexts)
+    cases.emplace_back(static_cast<std::size_t>(batch), static_cast<std::int32_t>(context));
+  if (std::find(std::begin(kRaggedBatches), std::end(kRaggedBatches), batch) !=
+      std::end(kRaggedBatches)) {
+    std::uniform_int_distribution<std::int32_t> length(kRaggedMin, kRaggedMax);
+    std::vector<std::int32_t>& mixed = cases.emplace_back(static_cast<std::size_t>(batch));
+    for (std::int32_t& c : mixed) c = length(rng);
+  }
+  return cases;
+}
 
 }  // namespace
 
@@ -93,7 +110,7 @@ int main() {
 
   // One cache big enough for the largest batch; every configuration pages into it.
   const std::int64_t row_elems = kKvHeads * kHeadDim;
-  const std::int64_t max_tokens = kBatches[3] * kContexts[5];
+  const std::int64_t max_tokens = kBatches[3] * kContexts[5];  // the largest uniform batch
   const std::size_t cache_bytes = static_cast<std::size_t>(max_tokens * row_elems) * 2;
   void* key_cache = device_random_bf16(cache_bytes, rng);
   void* value_cache = device_random_bf16(cache_bytes, rng);
@@ -103,9 +120,14 @@ int main() {
     const std::int64_t num_blocks = max_tokens / block_size;
     std::vector<std::int32_t> physical(static_cast<std::size_t>(num_blocks));
     for (const std::int64_t batch : kBatches) {
-      for (const std::int64_t context : kContexts) {
-        const std::int64_t blocks_per_seq = (context + block_size - 1) / block_size;
-        const std::int64_t kv_bytes = batch * context * row_elems * 2 * 2;  // keys + values
+      for (const std::vector<std::int32_t>& context_lens : context_cases(batch, rng)) {
+        const std::int64_t longest = *std::max_element(context_lens.begin(), context_lens.end());
+        const bool uniform = std::all_of(context_lens.begin(), context_lens.end(),
+                                         [&](std::int32_t c) { return c == longest; });
+        const std::int64_t blocks_per_seq = (longest + block_size - 1) / block_size;
+        const std::int64_t tokens = std::accumulate(context_lens.begin(), context_lens.end(),
+                                                    std::int64_t{0});
+        const std::int64_t kv_bytes = tokens * row_elems * 2 * 2;  // keys + values
         const std::int64_t copies = std::clamp<std::int64_t>(
             static_cast<std::int64_t>(kRotationBytes) / kv_bytes + 1, 1,
             num_blocks / (batch * blocks_per_seq));
@@ -115,8 +137,6 @@ int main() {
             physical.begin(), physical.begin() + copies * batch * blocks_per_seq);
         std::vector<std::int32_t> query_start(static_cast<std::size_t>(batch) + 1);
         std::iota(query_start.begin(), query_start.end(), 0);
-        const std::vector<std::int32_t> context_lens(static_cast<std::size_t>(batch),
-                                                     static_cast<std::int32_t>(context));
         std::vector<std::uint16_t> q(static_cast<std::size_t>(batch * kHeads * kHeadDim));
         std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
         for (auto& x : q) x = minivllm::f32_to_bf16(dist(rng));
@@ -154,7 +174,7 @@ int main() {
 
         const std::int64_t partial_bytes = batch * kHeads * (kHeadDim + 2) * 4;
         const double gbs = static_cast<double>(kv_bytes) / (ms * 1e-3) / 1e9;
-        results.push_back({block_size, batch, context,
+        results.push_back({block_size, batch, uniform ? longest : 0,
                            std::max<std::int64_t>(1, static_cast<std::int64_t>(p.workspace_bytes) /
                                                          partial_bytes),
                            ms * 1e3, gbs, 100.0 * gbs / copy});

@@ -1,5 +1,7 @@
 #include "actors/loaded_model_runner.hpp"
 
+#include <algorithm>
+
 #include <minivllm/error.hpp>
 
 #include "backend/make_ops.hpp"
@@ -11,18 +13,25 @@
 namespace minivllm {
 namespace {
 
+// Decode steps are readied at start-up for contexts up to this many tokens (or max_model_len):
+// with small cache blocks, every block-table width up to a long max_model_len would be
+// hundreds of CUDA graphs; longer contexts capture theirs on first use.
+constexpr std::int64_t kPreparedDecodeContext = 4096;
+
+std::int64_t max_model_len(const Config& config, const LoadedModel& model) {
+  return config.model.max_model_len > 0 ? config.model.max_model_len
+                                        : model.config.max_position_embeddings;
+}
+
 // cache.num_blocks, or when 0 on a GPU what fits in the device memory left after the weights.
 std::int64_t cache_blocks(const Config& config, const LoadedModel& model) {
   if (config.cache.num_blocks > 0) return config.cache.num_blocks;
-  const std::int64_t max_model_len = config.model.max_model_len > 0
-                                         ? config.model.max_model_len
-                                         : model.config.max_position_embeddings;
   return kv_cache_blocks_for_memory(
       model.model->kv_cache_spec(), config.cache.block_size, kv_cache_dtype(config),
       free_cuda_memory(), config.cache.gpu_memory_utilization,
       activation_reserve_bytes(model.config, config.scheduler.max_num_batched_tokens,
                                config.scheduler.max_num_seqs),
-      max_model_len);
+      max_model_len(config, model));
 }
 
 class LoadedModelRunner final : public ModelRunner {
@@ -35,7 +44,12 @@ class LoadedModelRunner final : public ModelRunner {
         runner_(*model_.model, *ops_,
                 allocate_kv_cache(*ops_, model_.model->kv_cache_spec(), num_blocks_,
                                   config.cache.block_size, kv_cache_dtype(config)),
-                static_cast<int>(model_.config.vocab_size), make_device_sampler(*ops_)) {}
+                static_cast<int>(model_.config.vocab_size), make_device_sampler(*ops_)) {
+    const std::int64_t context = std::min(max_model_len(config, model_), kPreparedDecodeContext);
+    const std::int64_t block_size = config.cache.block_size;
+    runner_.prepare_decode(config.scheduler.max_num_seqs,
+                           static_cast<std::int32_t>((context + block_size - 1) / block_size));
+  }
 
   std::int64_t num_blocks() const { return num_blocks_; }
   int vocab_size() const override { return runner_.vocab_size(); }

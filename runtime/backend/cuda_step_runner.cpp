@@ -8,6 +8,10 @@ CudaStepRunner::CudaStepRunner(CudaOps& ops, StepForward forward, bool cuda_grap
     : ops_(ops), forward_(std::move(forward)), uploader_(ops.stream()),
       graphs_(cuda_graphs ? std::make_unique<DecodeGraphs>(ops, uploader_) : nullptr) {}
 
+void CudaStepRunner::prepare_decode(std::int32_t max_seqs, std::int32_t max_blocks_per_seq) {
+  if (graphs_ != nullptr) graphs_->prepare(max_seqs, max_blocks_per_seq, forward_);
+}
+
 Tensor CudaStepRunner::run(const Batch& batch) {
   if (graphs_ != nullptr && DecodeGraphs::bucket_of(batch) > 0)
     return graphs_->run(batch, forward_);

@@ -18,6 +18,7 @@ class CudaStepRunner final : public StepRunner {
   CudaStepRunner(CudaOps& ops, StepForward forward, bool cuda_graphs);
 
   Tensor run(const Batch& batch) override;
+  void prepare_decode(std::int32_t max_seqs, std::int32_t max_blocks_per_seq) override;
 
   const DecodeGraphs* graphs() const { return graphs_.get(); }  // null without cuda_graphs
 

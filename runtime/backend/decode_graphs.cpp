@@ -4,6 +4,7 @@
 #include <bit>
 #include <numeric>
 #include <string>
+#include <tuple>
 
 #include <minivllm/error.hpp>
 
@@ -21,8 +22,12 @@ std::int32_t DecodeGraphs::bucket_of(const Batch& batch) {
     return 0;
   for (std::int32_t s = 0; s < n; ++s)
     if (batch.query_start[s] != s || batch.logits_rows[s] != s) return 0;
-  return n <= 8 ? static_cast<std::int32_t>(std::bit_ceil(static_cast<std::uint32_t>(n)))
-                : (n + 7) / 8 * 8;
+  return bucket_for(n);
+}
+
+std::int32_t DecodeGraphs::bucket_for(std::int32_t seqs) {
+  return seqs <= 8 ? static_cast<std::int32_t>(std::bit_ceil(static_cast<std::uint32_t>(seqs)))
+                   : (seqs + 7) / 8 * 8;
 }
 
 void DecodeGraphs::pad(const Batch& batch, std::int32_t seqs, std::int32_t width, Batch& padded) {
@@ -54,23 +59,45 @@ void DecodeGraphs::pad(const Batch& batch, std::int32_t seqs, std::int32_t width
   std::iota(padded.logits_rows.begin(), padded.logits_rows.end(), 0);
 }
 
+const DecodeGraphs::Graph& DecodeGraphs::graph_for(std::int32_t seqs, std::int32_t width,
+                                                   const StepForward& forward) {
+  auto it = graphs_.lower_bound({seqs, 0});
+  const bool bucket_seen = it != graphs_.end() && it->first.first == seqs;
+  bool fresh = false;
+  std::tie(it, fresh) = graphs_.try_emplace({seqs, width});
+  if (fresh) {
+    try {
+      it->second = capture(forward, !bucket_seen);  // its ops check the padded batch
+    } catch (...) {
+      graphs_.erase(it);
+      throw;
+    }
+  }
+  return it->second;
+}
+
+void DecodeGraphs::prepare(std::int32_t max_seqs, std::int32_t max_blocks_per_seq,
+                           const StepForward& forward) {
+  // Each a step of pad rows only (one token, no K/V written).
+  const Batch none;
+  const std::int32_t last = bucket_for(std::clamp(max_seqs, 1, kMaxBatch));
+  const auto widest = static_cast<std::int32_t>(
+      std::bit_ceil(static_cast<std::uint32_t>(std::max(max_blocks_per_seq, 1))));
+  for (std::int32_t seqs = 1; seqs <= last; seqs = seqs < 8 ? seqs * 2 : seqs + 8)
+    for (std::int32_t width = 1; width <= widest; width *= 2) {
+      pad(none, seqs, width, padded_);
+      graph_for(seqs, width, forward);
+    }
+}
+
 Tensor DecodeGraphs::run(const Batch& batch, const StepForward& forward) {
   const std::int32_t seqs = bucket_of(batch);
   const auto width = static_cast<std::int32_t>(
       std::bit_ceil(static_cast<std::uint32_t>(std::max(batch.max_blocks_per_seq, 1))));
   pad(batch, seqs, width, padded_);
-  auto [it, fresh] = graphs_.try_emplace({seqs, width});
-  if (fresh) {
-    try {
-      it->second = capture(forward);  // its ops check the padded batch
-    } catch (...) {
-      graphs_.erase(it);
-      throw;
-    }
-  } else {
-    ops_.check_batch(batch, it->second.checked);
-  }
-  const Graph& g = it->second;
+  const auto known = graphs_.find({seqs, width});
+  if (known != graphs_.end()) ops_.check_batch(batch, known->second.checked);
+  const Graph& g = known != graphs_.end() ? known->second : graph_for(seqs, width, forward);
   uploader_.upload(padded_, g.layout, g.inputs.get());
   MV_CUDA_CHECK(cudaGraphLaunch(g.exec.get(), ops_.stream()));
   ++replays_;
@@ -79,13 +106,13 @@ Tensor DecodeGraphs::run(const Batch& batch, const StepForward& forward) {
           {batch.num_seqs(), g.vocab}, Device::cuda};
 }
 
-DecodeGraphs::Graph DecodeGraphs::capture(const StepForward& forward) {
+DecodeGraphs::Graph DecodeGraphs::capture(const StepForward& forward, bool warm_up) {
   Graph g;
   g.layout = BatchLayout::of(padded_);
   g.inputs = ops_.pool_->allocate(g.layout.bytes);
   uploader_.upload(padded_, g.layout, g.inputs.get());
   CudaOps::Step step{&padded_, DeviceBatch::at(g.inputs.get(), g.layout), false, {}};
-  {
+  if (warm_up) {
     // The same step run eagerly from the arena grows the arena to what the capture takes, loads
     // the kernels and lets cuBLAS choose its algorithms before anything is captured. It writes
     // the same keys and values the replay writes again.

@@ -2,8 +2,9 @@
 // CUDA graphs of a model's forward for pure-decode steps, where launching a few hundred small
 // kernels one by one costs more than running them. A step of n sequences is padded to a bucket
 // (1, 2, 4, 8, then multiples of 8 up to 256 sequences) and its block tables to a power-of-two
-// width; each (bucket, width) is captured once, on first use, and replayed after. A graph keeps
-// the addresses it was captured with, so:
+// width; each (bucket, width) is captured once, by prepare() at start-up or else on first use,
+// and replayed after. A graph keeps the addresses it was
+// captured with, so:
 // - its inputs are the padded batch's packed copy at a fixed device address of its own, which
 //   each replay overwrites with one copy before launching;
 // - every tensor the captured forward allocates comes from a GraphArena, which the graphs share
@@ -42,12 +43,16 @@ class DecodeGraphs {
   // The bucket a pure-decode step goes to: every sequence has one new token and its logits row,
   // in order, and there are at most kMaxBatch; 0 for any other step.
   static std::int32_t bucket_of(const Batch& batch);
+  static std::int32_t bucket_for(std::int32_t seqs);  // of a pure-decode step of `seqs`, <= kMaxBatch
   // `batch` padded to `seqs` sequences and `width` block-table columns (see above) into `padded`.
   static void pad(const Batch& batch, std::int32_t seqs, std::int32_t width, Batch& padded);
 
   // The logits of `batch` (bucket_of(batch) > 0) by replaying its bucket's graph, captured from
   // `forward` first if new. Valid until the next run.
   Tensor run(const Batch& batch, const StepForward& forward);
+  // Captures the graphs of every bucket up to max_seqs' (at most kMaxBatch) at every width up to
+  // max_blocks_per_seq's.
+  void prepare(std::int32_t max_seqs, std::int32_t max_blocks_per_seq, const StepForward& forward);
 
   std::size_t num_graphs() const { return graphs_.size(); }
   std::size_t replays() const { return replays_; }
@@ -66,8 +71,11 @@ class DecodeGraphs {
     CudaOps::BatchBounds checked;
   };
 
-  // Captures forward(padded_) after a warm-up run of it.
-  Graph capture(const StepForward& forward);
+  // The graph of padded_ (a bucket's worth of sequences at `width`), captured first if new.
+  const Graph& graph_for(std::int32_t seqs, std::int32_t width, const StepForward& forward);
+  // Captures forward(padded_), after a warm-up run of it if `warm_up` (the bucket's first graph:
+  // later widths share its shapes but the attention's).
+  Graph capture(const StepForward& forward, bool warm_up);
 
   CudaOps& ops_;
   BatchUploader& uploader_;

@@ -33,6 +33,10 @@ class BackendModelRunner final : public ModelRunner {
   std::span<const float> execute(const Batch& batch) override;
   std::vector<SampledToken> execute_and_sample(const Batch& batch,
                                                std::span<const SamplerRow> rows) override;
+  // StepRunner::prepare_decode of the backend's step runner.
+  void prepare_decode(std::int32_t max_seqs, std::int32_t max_blocks_per_seq) {
+    steps_->prepare_decode(max_seqs, max_blocks_per_seq);
+  }
 
  private:
   Tensor forward(const Batch& batch);  // the step's logits, checked, on the backend

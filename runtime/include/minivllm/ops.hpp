@@ -28,6 +28,10 @@ class StepRunner {
   // The forward's logits for `batch`, valid until the next run. `batch` must not change while
   // the call runs.
   virtual Tensor run(const Batch& batch) = 0;
+  // Readies pure-decode steps of up to `max_seqs` sequences whose block tables have up to
+  // `max_blocks_per_seq` entries, so that none pays a first-use cost in the middle of serving
+  // (a CUDA runner captures its graphs). This default has nothing to ready.
+  virtual void prepare_decode(std::int32_t /*max_seqs*/, std::int32_t /*max_blocks_per_seq*/) {}
 };
 
 class Ops {

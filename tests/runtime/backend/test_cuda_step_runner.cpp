@@ -17,6 +17,7 @@
 #include <iostream>
 #include <memory>
 #include <random>
+#include <set>
 #include <span>
 #include <string>
 #include <utility>
@@ -220,6 +221,32 @@ TEST_P(CudaStepRunnerTest, StagedAndGraphStepsEqualTheDirectForward) {
             << "bitwise equal to the direct forward in " << bitwise_equal << "/" << batches.size()
             << " steps, worst |diff| / max |logit| " << worst << "; "
             << second_pass_allocations << " cudaMalloc in pass 2, none after\n";
+}
+
+TEST_P(CudaStepRunnerTest, PreparedGraphsServeDecodeStepsAsCapturedOnes) {
+  // Buckets 1, 2, 4, 8, 16, 24 at widths 1, 2, 4.
+  constexpr std::int32_t kMaxSeqs = 20, kMaxBlocks = 3;
+  constexpr std::size_t kPrepared = 6 * 3;
+  const std::vector<Batch> batches = script_batches(loaded_.config.vocab_size);
+  auto prepared = mode(), lazy = mode();
+  auto prepared_runner = runner(*prepared, true);
+  auto lazy_runner = runner(*lazy, true);
+  prepared_runner->prepare_decode(kMaxSeqs, kMaxBlocks);
+  EXPECT_EQ(prepared_runner->graphs()->num_graphs(), kPrepared);
+  EXPECT_EQ(prepared_runner->graphs()->replays(), 0u);
+
+  std::set<std::pair<std::int32_t, std::uint32_t>> unprepared;  // (bucket, width) met
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    const Batch& batch = batches[i];
+    const std::int32_t bucket = cuda::DecodeGraphs::bucket_of(batch);
+    const auto width = std::bit_ceil(static_cast<std::uint32_t>(batch.max_blocks_per_seq));
+    if (bucket > 0 && (bucket > 24 || width > 4)) unprepared.insert({bucket, width});
+    // Both caches see the same steps, so a prepared graph must give a captured one's logits.
+    ASSERT_EQ(first_difference(host(prepared_runner->run(batch)), host(lazy_runner->run(batch))),
+              -1)
+        << "step " << i;
+  }
+  EXPECT_EQ(prepared_runner->graphs()->num_graphs(), kPrepared + unprepared.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaStepRunnerTest, ::testing::Values(DType::f32, DType::bf16),

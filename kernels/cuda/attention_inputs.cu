@@ -1,5 +1,8 @@
 #include "kernels/cuda/attention_inputs.cuh"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "kernels/cuda/detail/element.cuh"
 #include "kernels/cuda/detail/reduce.cuh"
 
@@ -7,99 +10,188 @@ namespace minivllm::cuda {
 namespace {
 
 using detail::from_float;
+using detail::kVecElems;
+using detail::Packet;
 using detail::to_float;
 
 constexpr int kWarpsPerBlock = 4;
 constexpr std::int64_t kMaxHeadDim = 128;
-constexpr int kPairsPerLane = kMaxHeadDim / 2 / 32;
+// Warps the launcher aims for (~16 per SM of an H200): below that many tokens, a token's heads
+// are spread over several warps.
+constexpr std::int64_t kTargetWarps = 132 * 16;
 
-// Normalizes (optionally) and rotates one head vector src [head_dim] into dst with one warp: the
-// lane holds the pairs (i, i + half) for i = lane + 32 j.
-template <class T>
-__device__ void rotate_head(const T* src, T* dst, const T* norm_weight, float eps,
-                            std::int32_t position, const float* inv_freq, int head_dim) {
-  const int lane = threadIdx.x % 32, half = head_dim / 2;
-  float a[kPairsPerLane], b[kPairsPerLane];
-  float sum_squares = 0.0f;
+// A token's head vectors are shared among lane groups of `group_lanes` lanes (one or more warps
+// per token). In each half of a head a lane holds kChunks packets of kElems elements, at packet
+// rank + group_lanes * c; element i of the first half pairs with i + head_dim / 2. The sines and
+// cosines of a lane's angles depend on the token only, so each lane computes them once for all the
+// heads it rotates. Per q or k head: RMS-normalize with the norm weight (when given), rotate,
+// store to q or the key cache; per v head: copy to the value cache. Tokens whose slot is padding
+// only produce q.
+// 6 blocks per SM caps registers at 80 without spills (96 uncapped: 5 blocks).
+template <class T, int kElems, int kChunks>
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, 6)
+    attention_inputs_kernel(AttentionInputsParams p, int group_lanes, int warps_per_token) {
+  using Unit = Packet<T, kElems>;
+  const std::int64_t warp = blockIdx.x * std::int64_t{blockDim.x / 32} + threadIdx.x / 32;
+  const std::int64_t token = warp / warps_per_token;
+  if (token >= p.num_tokens) return;  // whole warps exit
+  const int lane = threadIdx.x % 32, rank = lane % group_lanes;
+  const int groups_per_warp = 32 / group_lanes;
+  const int group = static_cast<int>(warp % warps_per_token) * groups_per_warp + lane / group_lanes;
+  const int groups = warps_per_token * groups_per_warp;
+  const int head_dim = static_cast<int>(p.head_dim), half = head_dim / 2;
+  const int half_packets = half / kElems;
+  const int heads = static_cast<int>(p.num_heads), kv_heads = static_cast<int>(p.num_kv_heads);
+  const int heads_per_token = heads + 2 * kv_heads;
+
+  // The lane's frequencies; their sines and cosines are computed once the first q/k head's loads
+  // are in flight (a one-token launch is then one memory round trip).
+  const float position = static_cast<float>(p.positions[token]);
+  float freq[kChunks][kElems], cos_angle[kChunks][kElems], sin_angle[kChunks][kElems];
 #pragma unroll
-  for (int j = 0; j < kPairsPerLane; ++j) {
-    const int i = lane + 32 * j;
-    a[j] = i < half ? to_float(src[i]) : 0.0f;
-    b[j] = i < half ? to_float(src[i + half]) : 0.0f;
-    sum_squares += a[j] * a[j] + b[j] * b[j];
+  for (int c = 0; c < kChunks; ++c) {
+    const int packet = rank + group_lanes * c;
+#pragma unroll
+    for (int e = 0; e < kElems; ++e)
+      freq[c][e] = packet < half_packets ? p.inv_freq[packet * kElems + e] : 0.0f;
   }
-  if (norm_weight != nullptr) {
-    const float inv_rms =
-        rsqrtf(detail::warp_sum(sum_squares) / static_cast<float>(head_dim) + eps);
+  bool have_angles = false;
+  const std::int64_t slot = kv_heads > 0 ? p.slot_mapping[token] : -1;
+  const bool cache_kv = slot >= 0 && slot < p.num_slots;
+
+  const Unit* token_src =
+      static_cast<const Unit*>(p.qkv) + token * heads_per_token * 2 * half_packets;
+  // Heads ascend, and past the q heads a group without a cache slot has nothing left to do.
+  for (int head = group; head < heads_per_token && (head < heads || cache_kv); head += groups) {
+    const bool is_q = head < heads;
+    const Unit* norm_weight = static_cast<const Unit*>(is_q ? p.q_norm_weight : p.k_norm_weight);
+    const bool normed = norm_weight != nullptr && head < heads + kv_heads;
+    // The head's and its norm weight's loads together.
+    const Unit* src = token_src + head * 2 * half_packets;
+    Unit first[kChunks], second[kChunks], weight_first[kChunks], weight_second[kChunks];
 #pragma unroll
-    for (int j = 0; j < kPairsPerLane; ++j) {
-      const int i = lane + 32 * j;
-      if (i >= half) continue;
-      a[j] *= inv_rms * to_float(norm_weight[i]);
-      b[j] *= inv_rms * to_float(norm_weight[i + half]);
+    for (int c = 0; c < kChunks; ++c) {
+      const int packet = rank + group_lanes * c;
+      if (packet >= half_packets) continue;
+      first[c] = src[packet];
+      second[c] = src[half_packets + packet];
+      if (normed) {
+        weight_first[c] = norm_weight[packet];
+        weight_second[c] = norm_weight[half_packets + packet];
+      }
     }
-  }
+    const std::int64_t kv_head = head - heads - (head >= heads + kv_heads ? kv_heads : 0);
+    const std::int64_t cache_offset = (slot * kv_heads + kv_head) * 2 * half_packets;
+    if (head >= heads + kv_heads) {  // a v head
+      Unit* dst = static_cast<Unit*>(p.value_cache) + cache_offset;
 #pragma unroll
-  for (int j = 0; j < kPairsPerLane; ++j) {
-    const int i = lane + 32 * j;
-    if (i >= half) continue;
-    float sin_angle, cos_angle;
-    sincosf(static_cast<float>(position) * inv_freq[i], &sin_angle, &cos_angle);
-    dst[i] = from_float<T>(a[j] * cos_angle - b[j] * sin_angle);
-    dst[i + half] = from_float<T>(b[j] * cos_angle + a[j] * sin_angle);
+      for (int c = 0; c < kChunks; ++c) {
+        const int packet = rank + group_lanes * c;
+        if (packet < half_packets) {
+          dst[packet] = first[c];
+          dst[half_packets + packet] = second[c];
+        }
+      }
+      continue;
+    }
+    if (!have_angles) {
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+        for (int e = 0; e < kElems; ++e)
+          sincosf(position * freq[c][e], &sin_angle[c][e], &cos_angle[c][e]);
+      have_angles = true;
+    }
+    float a[kChunks][kElems] = {}, b[kChunks][kElems] = {};
+    float sum_squares = 0.0f;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      if (rank + group_lanes * c >= half_packets) continue;
+      detail::unpack<T, kElems>(first[c], a[c]);
+      detail::unpack<T, kElems>(second[c], b[c]);
+#pragma unroll
+      for (int e = 0; e < kElems; ++e) sum_squares += a[c][e] * a[c][e] + b[c][e] * b[c][e];
+    }
+    if (normed) {
+      const float inv_rms =
+          rsqrtf(detail::lane_group_sum(sum_squares, group_lanes) / static_cast<float>(head_dim) +
+                 p.norm_eps);
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        const int packet = rank + group_lanes * c;
+        if (packet >= half_packets) continue;
+        float wa[kElems], wb[kElems];
+        detail::unpack<T, kElems>(weight_first[c], wa);
+        detail::unpack<T, kElems>(weight_second[c], wb);
+#pragma unroll
+        for (int e = 0; e < kElems; ++e) {
+          a[c][e] *= inv_rms * wa[e];
+          b[c][e] *= inv_rms * wb[e];
+        }
+      }
+    }
+    Unit* dst = is_q ? static_cast<Unit*>(p.q) + (token * heads + head) * 2 * half_packets
+                     : static_cast<Unit*>(p.key_cache) + cache_offset;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int packet = rank + group_lanes * c;
+      if (packet >= half_packets) continue;
+      float rotated_a[kElems], rotated_b[kElems];
+#pragma unroll
+      for (int e = 0; e < kElems; ++e) {
+        rotated_a[e] = a[c][e] * cos_angle[c][e] - b[c][e] * sin_angle[c][e];
+        rotated_b[e] = b[c][e] * cos_angle[c][e] + a[c][e] * sin_angle[c][e];
+      }
+      dst[packet] = detail::pack<T, kElems>(rotated_a);
+      dst[half_packets + packet] = detail::pack<T, kElems>(rotated_b);
+    }
   }
 }
 
-// One warp per head vector of a qkv row: its num_heads q heads (normed, rotated, to q), then its
-// num_kv_heads k heads (normed, rotated, to the key cache), then its v heads (copied to the value
-// cache). Tokens whose slot is padding only produce q.
-template <class T>
-__global__ void attention_inputs_kernel(AttentionInputsParams p) {
+template <class T, int kElems, int kChunks>
+cudaError_t launch_with(const AttentionInputsParams& p, int group_lanes, cudaStream_t stream) {
   const std::int64_t heads_per_token = p.num_heads + 2 * p.num_kv_heads;
-  const std::int64_t vector = blockIdx.x * std::int64_t{kWarpsPerBlock} + threadIdx.x / 32;
-  if (vector >= p.num_tokens * heads_per_token) return;  // whole warps exit
-  const std::int64_t token = vector / heads_per_token, head = vector % heads_per_token;
-  const int head_dim = static_cast<int>(p.head_dim);
-  const T* src = static_cast<const T*>(p.qkv) + vector * head_dim;
-  if (head < p.num_heads) {
-    T* dst = static_cast<T*>(p.q) + (token * p.num_heads + head) * head_dim;
-    rotate_head(src, dst, static_cast<const T*>(p.q_norm_weight), p.norm_eps, p.positions[token],
-                p.inv_freq, head_dim);
-    return;
-  }
-  const std::int64_t slot = p.slot_mapping[token];
-  if (slot < 0 || slot >= p.num_slots) return;
-  const std::int64_t kv_head = (head - p.num_heads) % p.num_kv_heads;
-  const std::int64_t dst_offset = (slot * p.num_kv_heads + kv_head) * head_dim;
-  if (head < p.num_heads + p.num_kv_heads) {
-    rotate_head(src, static_cast<T*>(p.key_cache) + dst_offset,
-                static_cast<const T*>(p.k_norm_weight), p.norm_eps, p.positions[token],
-                p.inv_freq, head_dim);
-  } else {
-    T* dst = static_cast<T*>(p.value_cache) + dst_offset;
-    for (int i = threadIdx.x % 32; i < head_dim; i += 32) dst[i] = src[i];
-  }
+  const std::int64_t groups_per_warp = 32 / group_lanes;
+  const std::int64_t useful_warps = (heads_per_token + groups_per_warp - 1) / groups_per_warp;
+  const std::int64_t warps_per_token =
+      std::clamp<std::int64_t>((kTargetWarps + p.num_tokens - 1) / p.num_tokens, 1, useful_warps);
+  const std::int64_t blocks =
+      (p.num_tokens * warps_per_token + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  if (blocks > detail::kMaxGridX) return cudaErrorInvalidValue;
+  attention_inputs_kernel<T, kElems, kChunks>
+      <<<static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream>>>(
+          p, group_lanes, static_cast<int>(warps_per_token));
+  return cudaGetLastError();
+}
+
+// 16-byte packets when a half head is a power-of-two number of them (head_dim 16 to 128 in bf16,
+// 8 to 128 in f32) and every array is aligned; else single elements, a warp per head.
+template <class T>
+cudaError_t launch_typed(const AttentionInputsParams& p, cudaStream_t stream) {
+  constexpr int kVec = kVecElems<T>;
+  const int half = static_cast<int>(p.head_dim / 2), half_vecs = half / kVec;
+  if (half % kVec == 0 && (half_vecs & (half_vecs - 1)) == 0 &&
+      detail::vec_aligned(p.qkv, p.q, p.key_cache, p.value_cache, p.q_norm_weight,
+                          p.k_norm_weight))
+    return launch_with<T, kVec, 1>(p, half_vecs, stream);
+  return launch_with<T, 1, kMaxHeadDim / 2 / 32>(p, 32, stream);
 }
 
 }  // namespace
 
 cudaError_t launch_attention_inputs(const AttentionInputsParams& p, cudaStream_t stream) {
   if (p.num_tokens < 0 || p.num_heads < 0 || p.num_kv_heads < 0 || p.num_slots < 0 ||
-      p.head_dim < 2 || p.head_dim > kMaxHeadDim || p.head_dim % 2 != 0)
+      p.head_dim < 2 || p.head_dim > kMaxHeadDim || p.head_dim % 2 != 0 ||
+      p.num_heads + 2 * p.num_kv_heads > INT32_MAX)
     return cudaErrorInvalidValue;
-  const std::int64_t vectors = p.num_tokens * (p.num_heads + 2 * p.num_kv_heads);
-  if (vectors == 0) return cudaSuccess;
-  const std::int64_t blocks = (vectors + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  if (blocks > detail::kMaxGridX || p.qkv == nullptr || p.positions == nullptr ||
-      p.inv_freq == nullptr || (p.num_heads > 0 && p.q == nullptr) ||
+  if (p.num_tokens * (p.num_heads + 2 * p.num_kv_heads) == 0) return cudaSuccess;
+  if (p.qkv == nullptr || p.positions == nullptr || p.inv_freq == nullptr ||
+      (p.num_heads > 0 && p.q == nullptr) ||
       (p.num_kv_heads > 0 &&
        (p.slot_mapping == nullptr || p.key_cache == nullptr || p.value_cache == nullptr)))
     return cudaErrorInvalidValue;
   return detail::dispatch_element_type(p.dtype, [&](auto type) {
-    using T = typename decltype(type)::type;
-    attention_inputs_kernel<T>
-        <<<static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream>>>(p);
-    return cudaGetLastError();
+    return launch_typed<typename decltype(type)::type>(p, stream);
   });
 }
 

@@ -1,27 +1,55 @@
 #include "kernels/cuda/embedding.cuh"
 
 #include <cmath>
+#include <cstdint>
 
 #include "kernels/cuda/detail/element.cuh"
 
 namespace minivllm::cuda {
 namespace {
 
-using detail::from_float;
+using detail::kVecElems;
+using detail::Packet;
 
-// One block per token, its threads striding over the row.
-template <class T>
-__global__ void embedding_kernel(const T* table, std::int64_t vocab, std::int64_t dim,
-                                 const std::int32_t* ids, T* out) {
-  const std::int64_t token = blockIdx.x;
+constexpr int kWarpsPerBlock = 4;
+
+// One warp per token, its lanes striding over the row in packets of kElems elements (16 bytes
+// when the rows allow). table and out never overlap (a gather into its own table makes no sense).
+template <class T, int kElems>
+__global__ void embedding_kernel(const T* __restrict__ table, std::int64_t vocab, int row_packets,
+                                 const std::int32_t* ids, std::int64_t num_tokens,
+                                 T* __restrict__ out) {
+  using Unit = Packet<T, kElems>;
+  const std::int64_t token = blockIdx.x * std::int64_t{blockDim.x / 32} + threadIdx.x / 32;
+  if (token >= num_tokens) return;
   const std::int32_t id = ids[token];
-  T* row = out + token * dim;
+  Unit* row = reinterpret_cast<Unit*>(out) + token * row_packets;
   if (id < 0 || id >= vocab) {
-    for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x) row[d] = from_float<T>(NAN);
+    float nan[kElems];
+#pragma unroll
+    for (float& v : nan) v = NAN;
+    const Unit poison = detail::pack<T, kElems>(nan);
+    for (int d = threadIdx.x % 32; d < row_packets; d += 32) row[d] = poison;
     return;
   }
-  const T* src = table + static_cast<std::int64_t>(id) * dim;
-  for (std::int64_t d = threadIdx.x; d < dim; d += blockDim.x) row[d] = src[d];
+  const Unit* src =
+      reinterpret_cast<const Unit*>(table) + static_cast<std::int64_t>(id) * row_packets;
+#pragma unroll 4
+  for (int d = threadIdx.x % 32; d < row_packets; d += 32) row[d] = src[d];
+}
+
+template <class T>
+cudaError_t launch_typed(const T* table, std::int64_t vocab, std::int64_t dim,
+                         const std::int32_t* ids, std::int64_t num_tokens, T* out,
+                         cudaStream_t stream) {
+  const unsigned blocks = static_cast<unsigned>((num_tokens + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  if (dim % kVecElems<T> == 0 && detail::vec_aligned(table, out))
+    embedding_kernel<T, kVecElems<T>><<<blocks, kWarpsPerBlock * 32, 0, stream>>>(
+        table, vocab, static_cast<int>(dim / kVecElems<T>), ids, num_tokens, out);
+  else
+    embedding_kernel<T, 1><<<blocks, kWarpsPerBlock * 32, 0, stream>>>(
+        table, vocab, static_cast<int>(dim), ids, num_tokens, out);
+  return cudaGetLastError();
 }
 
 }  // namespace
@@ -29,16 +57,14 @@ __global__ void embedding_kernel(const T* table, std::int64_t vocab, std::int64_
 cudaError_t launch_embedding(DType dtype, const void* table, std::int64_t vocab, std::int64_t dim,
                              const std::int32_t* ids, std::int64_t num_tokens, void* out,
                              cudaStream_t stream) {
-  if (vocab < 0 || dim < 0 || num_tokens < 0 || num_tokens > detail::kMaxGridX)
+  if (vocab < 0 || dim < 0 || dim > INT32_MAX || num_tokens < 0 || num_tokens > detail::kMaxGridX)
     return cudaErrorInvalidValue;
   if (num_tokens == 0 || dim == 0) return cudaSuccess;
   if (table == nullptr || ids == nullptr || out == nullptr) return cudaErrorInvalidValue;
   return detail::dispatch_element_type(dtype, [&](auto type) {
     using T = typename decltype(type)::type;
-    embedding_kernel<T><<<static_cast<unsigned>(num_tokens), detail::threads_for_width(dim), 0,
-                          stream>>>(static_cast<const T*>(table), vocab, dim, ids,
-                                    static_cast<T*>(out));
-    return cudaGetLastError();
+    return launch_typed(static_cast<const T*>(table), vocab, dim, ids, num_tokens,
+                        static_cast<T*>(out), stream);
   });
 }
 

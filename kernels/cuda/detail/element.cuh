@@ -3,6 +3,7 @@
 // Included by .cu files only (the public .cuh headers expose DType and void*).
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
@@ -35,6 +36,39 @@ __device__ __forceinline__ void load_vec(const T* p, float (&out)[kVecElems<T>])
   memcpy(elems, &raw, sizeof raw);  // not a pointer cast: that would break aliasing rules
 #pragma unroll
   for (int i = 0; i < kVecElems<T>; ++i) out[i] = to_float(elems[i]);
+}
+
+// kElems (1 or kVecElems<T>) consecutive elements of T moved by one access: a T, or 16 bytes.
+template <class T, int kElems>
+using Packet = std::conditional_t<kElems == 1, T, uint4>;
+
+// out[i] = the packet's elements as f32.
+template <class T, int kElems>
+__device__ __forceinline__ void unpack(const Packet<T, kElems>& packet, float (&out)[kElems]) {
+  static_assert(sizeof packet == kElems * sizeof(T));
+  T elems[kElems];
+  memcpy(elems, &packet, sizeof packet);
+#pragma unroll
+  for (int i = 0; i < kElems; ++i) out[i] = to_float(elems[i]);
+}
+
+// The packet of v's elements rounded to T.
+template <class T, int kElems>
+__device__ __forceinline__ Packet<T, kElems> pack(const float (&v)[kElems]) {
+  T elems[kElems];
+#pragma unroll
+  for (int i = 0; i < kElems; ++i) elems[i] = from_float<T>(v[i]);
+  Packet<T, kElems> packet;
+  static_assert(sizeof packet == sizeof elems);
+  memcpy(&packet, elems, sizeof packet);
+  return packet;
+}
+
+// Whether every pointer is 16-byte aligned (null counts as aligned): load_vec and
+// Packet<T, kVecElems<T>> accesses need it.
+template <class... P>
+bool vec_aligned(const P*... p) {
+  return ((reinterpret_cast<std::uintptr_t>(p) % 16 == 0) && ...);
 }
 
 template <class T>

@@ -19,6 +19,16 @@ __device__ __forceinline__ float warp_max(float v) {
   return v;
 }
 
+// Sum of v over an aligned group of `width` lanes (a power of two, at most 32), returned to each of
+// them. Only the group's lanes take part, so groups of one warp may diverge around the call.
+__device__ __forceinline__ float lane_group_sum(float v, int width) {
+  const unsigned lane = threadIdx.x % 32;
+  const unsigned mask =
+      width == 32 ? kFullWarp : ((1u << width) - 1u) << (lane & ~static_cast<unsigned>(width - 1));
+  for (int offset = width / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(mask, v, offset);
+  return v;
+}
+
 // Sum of v over the block, returned to every thread. blockDim.x must be a multiple of 32; call it
 // at most once per kernel (it reuses its shared memory without a trailing barrier).
 __device__ __forceinline__ float block_sum(float v) {

@@ -36,6 +36,9 @@ const Model kModels[] = {
     {"Llama-3.2-1B", 32, 8, 64, 5e5, false, kLlama32Scaling},
     {"tiny qwen3", 4, 2, 32, 1e6, true, std::nullopt},
     {"tiny llama", 4, 2, 16, 5e5, false, kLlama32Scaling},
+    // Half heads of no power-of-two count of 16-byte vectors: the one-element path.
+    {"head_dim 96", 6, 2, 96, 1e6, true, std::nullopt},
+    {"head_dim 12", 3, 1, 12, 5e5, false, std::nullopt},
 };
 constexpr float kEps = 1e-6f;
 
@@ -46,7 +49,8 @@ TEST_F(AttentionInputsKernel, MatchesReference) {
     std::vector<float> inv_freq = layers::rope_inverse_frequencies(m.head_dim, m.theta);
     if (m.scaling) inv_freq = layers::llama3_scaled_frequencies(inv_freq, *m.scaling);
     DeviceBuffer d_inv_freq = test::upload_raw(inv_freq);
-    for (std::int64_t tokens : {1, 7, 130}) {
+    // A token's heads over several warps (few tokens) or one warp (2500 tokens).
+    for (std::int64_t tokens : {1, 7, 130, 2500}) {
       for (DType dtype : test::kElementTypes) {
         SCOPED_TRACE(std::string(m.name) + " " + std::string(dtype_name(dtype)) + " tokens " +
                      std::to_string(tokens));

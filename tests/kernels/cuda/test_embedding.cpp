@@ -1,5 +1,6 @@
 // The embedding gather against the CPU reference (kernels/cpu/embedding.hpp).
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -35,9 +36,10 @@ TEST_F(EmbeddingKernel, MatchesReference) {
   struct Shape {
     std::int64_t vocab, dim, tokens;
   };
-  // Qwen3-0.6B's and Llama 3.2 1B's hidden sizes, the tiny models', a one-token batch.
+  // Qwen3-0.6B's and Llama 3.2 1B's hidden sizes, the tiny models', a one-token batch, many
+  // tokens; rows of no whole 16-byte vectors (the one-element path).
   for (const Shape s : {Shape{5000, 1024, 300}, Shape{3000, 2048, 77}, Shape{37, 64, 1},
-                        Shape{100, 16, 513}}) {
+                        Shape{100, 16, 513}, Shape{1000, 1024, 4099}, Shape{50, 33, 9}}) {
     for (DType dtype : test::kElementTypes) {
       SCOPED_TRACE(std::string(dtype_name(dtype)) + " vocab " + std::to_string(s.vocab) + " dim " +
                    std::to_string(s.dim) + " tokens " + std::to_string(s.tokens));
@@ -54,17 +56,19 @@ TEST_F(EmbeddingKernel, MatchesReference) {
 }
 
 TEST_F(EmbeddingKernel, IdOutsideVocabularyGivesNanRow) {
-  const std::int64_t vocab = 50, dim = 32;
-  for (DType dtype : test::kElementTypes) {
-    SCOPED_TRACE(dtype_name(dtype));
-    const auto table = random_values(static_cast<std::size_t>(vocab * dim), -1, 1, dtype);
-    const std::vector<std::int32_t> ids = {3, -1, static_cast<std::int32_t>(vocab), 7};
-    const auto got = gather(dtype, table, vocab, dim, ids);
-    for (std::int64_t d = 0; d < dim; ++d) {
-      EXPECT_EQ(got[d], table[3 * dim + d]);
-      EXPECT_TRUE(std::isnan(got[dim + d]));
-      EXPECT_TRUE(std::isnan(got[2 * dim + d]));
-      EXPECT_EQ(got[3 * dim + d], table[7 * dim + d]);
+  const std::int64_t vocab = 50;
+  for (const std::int64_t dim : {32, 31}) {  // 16-byte vectors, single elements
+    for (DType dtype : test::kElementTypes) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " dim " + std::to_string(dim));
+      const auto table = random_values(static_cast<std::size_t>(vocab * dim), -1, 1, dtype);
+      const std::vector<std::int32_t> ids = {3, -1, static_cast<std::int32_t>(vocab), 7};
+      const auto got = gather(dtype, table, vocab, dim, ids);
+      for (std::int64_t d = 0; d < dim; ++d) {
+        EXPECT_EQ(got[d], table[3 * dim + d]);
+        EXPECT_TRUE(std::isnan(got[dim + d]));
+        EXPECT_TRUE(std::isnan(got[2 * dim + d]));
+        EXPECT_EQ(got[3 * dim + d], table[7 * dim + d]);
+      }
     }
   }
 }

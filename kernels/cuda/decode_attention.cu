@@ -34,7 +34,9 @@ constexpr int kMergeWarps = 4;
 constexpr int kMaxSplits = 64;
 // A split streams at least this many bytes of keys and values: its fixed costs (loading the
 // query, the first table and key round trips, the merge) stay small beside it.
-constexpr std::int64_t kMinSplitBytes = 128 << 10;
+// 32 KiB: one decode of a 1k context then runs on 128 blocks, not 32 (single-stream decode is
+// latency bound, and a block streams only ~10-20 GB/s).
+constexpr std::int64_t kMinSplitBytes = 32 << 10;
 constexpr float kLog2e = 1.4426950408889634f;
 
 // How a launch cuts the work; the same on the host and in both kernels.

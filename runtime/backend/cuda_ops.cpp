@@ -212,11 +212,16 @@ Tensor CudaOps::linear(const Tensor& x, const Tensor& weight) {
   if (y.numel() == 0) return y;
   // An f32 x against bf16 weights (the logits): bf16 inputs, f32 accumulation and output.
   const Tensor a = convert(x, dtype_);
-  // Up to this many rows of x the skinny GEMM beats cuBLAS on every Qwen3-0.6B shape: at m = 1 by
-  // 1.07x (lm_head) to 4.3x (o_proj) on an H200; at m = 2 cuBLAS wins on fused qkv, gate_up and
-  // the lm_head (benchmarks/gpu_skinny_gemm_bench.cpp; figures in kernels/cuda/skinny_gemm.md).
-  constexpr std::int64_t kSkinnyMaxRows = 1;
-  if (dtype_ == DType::bf16 && m <= kSkinnyMaxRows &&
+  // The skinny GEMM where it beat cuBLAS on the H200 (benchmarks/gpu_skinny_gemm_bench.cpp;
+  // figures in kernels/cuda/skinny_gemm.md): at m = 1 on every Qwen3-0.6B shape (1.07x on the
+  // lm_head to 4.3x on o_proj), and at m <= 8 while m x in x out <= 2^23 (k/v up to m = 8, o up to
+  // 4, gate/up 2; fused qkv at m = 2 is the one such point it lost, by 3 %). Its time grows about
+  // linearly in m x W, cuBLAS's hardly.
+  constexpr std::int64_t kSkinnyMaxRows = 8;
+  constexpr std::int64_t kSkinnyMaxMultiplyAdds = std::int64_t{1} << 23;
+  const bool skinny_wins =
+      m == 1 || (m <= kSkinnyMaxRows && m * in_features * out_features <= kSkinnyMaxMultiplyAdds);
+  if (dtype_ == DType::bf16 && skinny_wins &&
       cuda::skinny_gemm_supports(in_features, a.data(), weight.data())) {
     MV_CUDA_CHECK(cuda::launch_skinny_gemm(a.data(), weight.data(), y.dtype(), y.data(), m,
                                            out_features, in_features, stream_));

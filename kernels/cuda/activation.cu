@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/detail/element.cuh"
 
 namespace minivllm::cuda {
@@ -30,6 +31,8 @@ __device__ __forceinline__ float silu_times(float gate, float up) {
 template <class T, class Index>
 __global__ void silu_and_mul_vec_kernel(const T* __restrict__ gate_up, T* __restrict__ out,
                                         Index n_vecs, Index width_vecs) {
+  detail::wait_for_prior_grids();
+  detail::allow_dependents();
   constexpr int kVec = kVecElems<T>;
   using Vec = Packet<T, kVec>;
   const Vec* in = reinterpret_cast<const Vec*>(gate_up);
@@ -61,6 +64,8 @@ __global__ void silu_and_mul_vec_kernel(const T* __restrict__ gate_up, T* __rest
 template <class T>
 __global__ void silu_and_mul_kernel(const T* __restrict__ gate_up, T* __restrict__ out,
                                     std::int64_t n, std::int64_t width) {
+  detail::wait_for_prior_grids();
+  detail::allow_dependents();
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
        i += std::int64_t{gridDim.x} * blockDim.x) {
     const std::int64_t row = i / width;
@@ -83,15 +88,14 @@ cudaError_t launch_typed(const T* gate_up, T* out, std::int64_t rows, std::int64
     const unsigned blocks = blocks_for(n_vecs < kGpuThreads ? n_vecs : (n_vecs + 1) / 2);
     // i + twice the grid's stride stays below 2^32.
     if (n_vecs <= INT32_MAX)
-      silu_and_mul_vec_kernel<T, std::uint32_t><<<blocks, kThreads, 0, stream>>>(
-          gate_up, out, static_cast<std::uint32_t>(n_vecs), static_cast<std::uint32_t>(width_vecs));
-    else
-      silu_and_mul_vec_kernel<T, std::int64_t><<<blocks, kThreads, 0, stream>>>(
-          gate_up, out, n_vecs, width_vecs);
-  } else {
-    silu_and_mul_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(gate_up, out, n, width);
+      return detail::launch_dependent(silu_and_mul_vec_kernel<T, std::uint32_t>, blocks, kThreads,
+                                      0, stream, gate_up, out, static_cast<std::uint32_t>(n_vecs),
+                                      static_cast<std::uint32_t>(width_vecs));
+    return detail::launch_dependent(silu_and_mul_vec_kernel<T, std::int64_t>, blocks, kThreads, 0,
+                                    stream, gate_up, out, n_vecs, width_vecs);
   }
-  return cudaGetLastError();
+  return detail::launch_dependent(silu_and_mul_kernel<T>, blocks_for(n), kThreads, 0, stream,
+                                  gate_up, out, n, width);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/detail/element.cuh"
 #include "kernels/cuda/detail/reduce.cuh"
 
@@ -31,6 +32,8 @@ constexpr std::int64_t kTargetWarps = 132 * 16;
 template <class T, int kElems, int kChunks>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, 6)
     attention_inputs_kernel(AttentionInputsParams p, int group_lanes, int warps_per_token) {
+  detail::wait_for_prior_grids();
+  detail::allow_dependents();
   using Unit = Packet<T, kElems>;
   const std::int64_t warp = blockIdx.x * std::int64_t{blockDim.x / 32} + threadIdx.x / 32;
   const std::int64_t token = warp / warps_per_token;
@@ -158,10 +161,9 @@ cudaError_t launch_with(const AttentionInputsParams& p, int group_lanes, cudaStr
   const std::int64_t blocks =
       (p.num_tokens * warps_per_token + kWarpsPerBlock - 1) / kWarpsPerBlock;
   if (blocks > detail::kMaxGridX) return cudaErrorInvalidValue;
-  attention_inputs_kernel<T, kElems, kChunks>
-      <<<static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream>>>(
-          p, group_lanes, static_cast<int>(warps_per_token));
-  return cudaGetLastError();
+  return detail::launch_dependent(attention_inputs_kernel<T, kElems, kChunks>,
+                                  static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream, p,
+                                  group_lanes, static_cast<int>(warps_per_token));
 }
 
 // 16-byte packets when a half head is a power-of-two number of them (head_dim 16 to 128 in bf16,

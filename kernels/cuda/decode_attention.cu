@@ -17,6 +17,7 @@
 
 #include "kernels/cuda/detail/attention_warp.cuh"
 #include "kernels/cuda/detail/cp_async.cuh"
+#include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 
 namespace minivllm::cuda {
@@ -107,6 +108,8 @@ __device__ __forceinline__ void merge_state(float& max, float& sum, float (&acc)
 template <class T, int kRows>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     decode_split_kernel(PagedAttentionParams p, DecodePlan plan) {
+  wait_for_prior_grids();
+  allow_dependents();
   constexpr int kVec = kVecElems<T>;
   // Per warp and stage: each pass's keys and values, a 16-byte piece per lane.
   __shared__ uint4 ring[kWarps][kStages][kPassesPerStep][2][32];
@@ -384,6 +387,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 template <class T>
 __global__ void __launch_bounds__(kMergeWarps * 32)
     decode_merge_kernel(PagedAttentionParams p, DecodePlan plan) {
+  wait_for_prior_grids();
+  allow_dependents();
   const int lane = threadIdx.x % 32;
   const std::int64_t row = blockIdx.x * std::int64_t{kMergeWarps} + threadIdx.x / 32;
   if (row >= p.num_seqs * p.num_heads) return;
@@ -479,12 +484,14 @@ cudaError_t launch_kernels(const PagedAttentionParams& p, const DecodePlan& plan
                            cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(p.num_seqs * p.num_kv_heads * plan.head_chunks),
                   static_cast<unsigned>(plan.num_splits));
-  decode_split_kernel<T, kRows><<<grid, kThreads, 0, stream>>>(p, plan);
-  if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+  if (const cudaError_t err =
+          launch_dependent(decode_split_kernel<T, kRows>, grid, kThreads, 0, stream, p, plan);
+      err != cudaSuccess)
+    return err;
   if (plan.num_splits == 1) return cudaSuccess;
   const auto merge_blocks = static_cast<unsigned>(ceil_div(p.num_seqs * p.num_heads, kMergeWarps));
-  decode_merge_kernel<T><<<merge_blocks, kMergeWarps * 32, 0, stream>>>(p, plan);
-  return cudaGetLastError();
+  return launch_dependent(decode_merge_kernel<T>, merge_blocks, kMergeWarps * 32, 0, stream, p,
+                          plan);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/detail/element.cuh"
 
 namespace minivllm::cuda {
@@ -19,6 +20,8 @@ template <class T, int kElems>
 __global__ void embedding_kernel(const T* __restrict__ table, std::int64_t vocab, int row_packets,
                                  const std::int32_t* ids, std::int64_t num_tokens,
                                  T* __restrict__ out) {
+  detail::wait_for_prior_grids();
+  detail::allow_dependents();
   using Unit = Packet<T, kElems>;
   const std::int64_t token = blockIdx.x * std::int64_t{blockDim.x / 32} + threadIdx.x / 32;
   if (token >= num_tokens) return;
@@ -44,12 +47,11 @@ cudaError_t launch_typed(const T* table, std::int64_t vocab, std::int64_t dim,
                          cudaStream_t stream) {
   const unsigned blocks = static_cast<unsigned>((num_tokens + kWarpsPerBlock - 1) / kWarpsPerBlock);
   if (dim % kVecElems<T> == 0 && detail::vec_aligned(table, out))
-    embedding_kernel<T, kVecElems<T>><<<blocks, kWarpsPerBlock * 32, 0, stream>>>(
-        table, vocab, static_cast<int>(dim / kVecElems<T>), ids, num_tokens, out);
-  else
-    embedding_kernel<T, 1><<<blocks, kWarpsPerBlock * 32, 0, stream>>>(
-        table, vocab, static_cast<int>(dim), ids, num_tokens, out);
-  return cudaGetLastError();
+    return detail::launch_dependent(embedding_kernel<T, kVecElems<T>>, blocks, kWarpsPerBlock * 32,
+                                    0, stream, table, vocab, static_cast<int>(dim / kVecElems<T>),
+                                    ids, num_tokens, out);
+  return detail::launch_dependent(embedding_kernel<T, 1>, blocks, kWarpsPerBlock * 32, 0, stream,
+                                  table, vocab, static_cast<int>(dim), ids, num_tokens, out);
 }
 
 }  // namespace

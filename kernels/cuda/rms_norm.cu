@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/detail/element.cuh"
 #include "kernels/cuda/detail/reduce.cuh"
 
@@ -31,6 +32,8 @@ constexpr int kMaxVecsPerThread = 8;
 template <class T, bool kAdd, bool kBlockRow, int kVecsPerThread>
 __global__ void rms_norm_vec_kernel(const T* x, T* residual, const T* weight, T* out,
                                     std::int64_t rows, int row_vecs, float eps) {
+  detail::wait_for_prior_grids();
+  detail::allow_dependents();
   constexpr int kVec = kVecElems<T>;
   using Vec = Packet<T, kVec>;
   const int stride = kBlockRow ? static_cast<int>(blockDim.x) : 32;
@@ -91,6 +94,8 @@ __global__ void rms_norm_vec_kernel(const T* x, T* residual, const T* weight, T*
 template <class T>
 __global__ void rms_norm_kernel(const T* x, T* residual, const T* weight, T* out,
                                 std::int64_t dim, float eps) {
+  detail::wait_for_prior_grids();
+  detail::allow_dependents();
   const std::int64_t offset = blockIdx.x * dim;
   const T* x_row = x + offset;
   T* residual_row = residual != nullptr ? residual + offset : nullptr;
@@ -131,14 +136,12 @@ template <class T, bool kBlockRow, int kVecsPerThread>
 cudaError_t launch_vec(const Args<T>& a, int threads, std::int64_t blocks, cudaStream_t stream) {
   const int row_vecs = static_cast<int>(a.dim / kVecElems<T>);
   if (a.residual != nullptr)
-    rms_norm_vec_kernel<T, true, kBlockRow, kVecsPerThread>
-        <<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a.x, a.residual, a.weight, a.out,
-                                                                a.rows, row_vecs, a.eps);
-  else
-    rms_norm_vec_kernel<T, false, kBlockRow, kVecsPerThread>
-        <<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a.x, a.residual, a.weight, a.out,
-                                                                a.rows, row_vecs, a.eps);
-  return cudaGetLastError();
+    return detail::launch_dependent(rms_norm_vec_kernel<T, true, kBlockRow, kVecsPerThread>,
+                                    static_cast<unsigned>(blocks), threads, 0, stream, a.x,
+                                    a.residual, a.weight, a.out, a.rows, row_vecs, a.eps);
+  return detail::launch_dependent(rms_norm_vec_kernel<T, false, kBlockRow, kVecsPerThread>,
+                                  static_cast<unsigned>(blocks), threads, 0, stream, a.x,
+                                  a.residual, a.weight, a.out, a.rows, row_vecs, a.eps);
 }
 
 // A warp per row, the fewest registers that hold the row.
@@ -171,9 +174,9 @@ cudaError_t launch_typed(const Args<T>& a, cudaStream_t stream) {
       return launch_warp_rows(a, row_vecs, stream);
     return launch_block_rows(a, row_vecs, stream);
   }
-  rms_norm_kernel<T><<<static_cast<unsigned>(a.rows), detail::threads_for_width(a.dim), 0,
-                       stream>>>(a.x, a.residual, a.weight, a.out, a.dim, a.eps);
-  return cudaGetLastError();
+  return detail::launch_dependent(rms_norm_kernel<T>, static_cast<unsigned>(a.rows),
+                                  detail::threads_for_width(a.dim), 0, stream, a.x, a.residual,
+                                  a.weight, a.out, a.dim, a.eps);
 }
 
 cudaError_t launch(DType dtype, const void* x, void* residual, const void* weight, void* out,

@@ -7,6 +7,7 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 
+#include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/detail/philox.cuh"
 
 // No sort of the vocabulary. Greedy and plain temperature rows (no min_p, top_k, top_p or
@@ -659,6 +660,8 @@ __global__ void __launch_bounds__(kThreads)
                        LogitAdjustment* adjustments, SampledRow* out, TopLogits* top,
                        SplitWorkspace* workspace) {
   __shared__ Shared sh;
+  detail::wait_for_prior_grids();
+  detail::allow_dependents();
   const SamplingRow p = params[blockIdx.x];
   float* row_data = logits + static_cast<std::int64_t>(blockIdx.x) * vocab;
   if (one_pass(p, vocab)) {
@@ -688,10 +691,9 @@ cudaError_t launch_sample_rows(float* logits, std::int64_t rows, std::int64_t vo
   if (logits == nullptr || params == nullptr || out == nullptr || workspace == nullptr)
     return cudaErrorInvalidValue;
   const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(parts_per_row(rows, vocab)));
-  sample_rows_kernel<<<grid, kThreads, 0, stream>>>(logits, static_cast<int>(vocab), params,
-                                                    adjustments, out, top,
-                                                    static_cast<SplitWorkspace*>(workspace));
-  return cudaGetLastError();
+  return detail::launch_dependent(sample_rows_kernel, grid, kThreads, 0, stream, logits,
+                                  static_cast<int>(vocab), params, adjustments, out, top,
+                                  static_cast<SplitWorkspace*>(workspace));
 }
 
 }  // namespace minivllm::cuda

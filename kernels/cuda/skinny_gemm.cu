@@ -1,5 +1,6 @@
 #include "kernels/cuda/skinny_gemm.cuh"
 
+#include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/detail/element.cuh"
 #include "kernels/cuda/detail/reduce.cuh"
 
@@ -75,18 +76,25 @@ __global__ __launch_bounds__(kThreads) void skinny_gemm_kernel(const uint4* x, c
   for (int r = 0; r < kRows; ++r)  // past the last row: re-read it, never write it
     w_rows[r] = w + min(row0 + r, out_features - 1) * chunks;
 
-  float acc[MB][kRows] = {};
-  for (int c = threadIdx.x; c < chunks; c += kThreads * kUnroll) {
-    // Every weight load of the step is issued before the first use.
-    uint4 wv[kUnroll][kRows] = {};
+  // Every weight load of a step is issued before the first use.
+  uint4 wv[kUnroll][kRows];
+  const auto load_step = [&](int c) {
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int cu = c + u * kThreads;
-      if (cu < chunks) {
 #pragma unroll
-        for (int r = 0; r < kRows; ++r) wv[u][r] = __ldcs(w_rows[r] + cu);  // read once: stream
-      }
+      for (int r = 0; r < kRows; ++r)  // read once: stream
+        wv[u][r] = cu < chunks ? __ldcs(w_rows[r] + cu) : uint4{};
     }
+  };
+  // No kernel writes W: its first step comes in while the kernel before this one finishes.
+  load_step(threadIdx.x);
+  detail::wait_for_prior_grids();
+  detail::allow_dependents();
+
+  float acc[MB][kRows] = {};
+  for (int c = threadIdx.x; c < chunks; c += kThreads * kUnroll) {
+    if (c != static_cast<int>(threadIdx.x)) load_step(c);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int cu = c + u * kThreads;
@@ -127,8 +135,8 @@ template <int MB, class OutT>
 cudaError_t launch_bucket(const uint4* x, const uint4* w, OutT* y, int m, std::int64_t out_features,
                           int chunks, cudaStream_t stream) {
   const auto blocks = static_cast<unsigned>((out_features + kRows - 1) / kRows);
-  skinny_gemm_kernel<MB, OutT><<<blocks, kThreads, 0, stream>>>(x, w, y, m, out_features, chunks);
-  return cudaGetLastError();
+  return detail::launch_dependent(skinny_gemm_kernel<MB, OutT>, blocks, kThreads, 0, stream, x, w,
+                                  y, m, out_features, chunks);
 }
 
 // One slice of at most kMaxSliceRows rows of x, in the smallest bucket that holds it.

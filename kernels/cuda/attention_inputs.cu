@@ -32,12 +32,10 @@ constexpr std::int64_t kTargetWarps = 132 * 16;
 template <class T, int kElems, int kChunks>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, 6)
     attention_inputs_kernel(AttentionInputsParams p, int group_lanes, int warps_per_token) {
-  detail::wait_for_prior_grids();
-  detail::allow_dependents();
   using Unit = Packet<T, kElems>;
   const std::int64_t warp = blockIdx.x * std::int64_t{blockDim.x / 32} + threadIdx.x / 32;
   const std::int64_t token = warp / warps_per_token;
-  if (token >= p.num_tokens) return;  // whole warps exit
+  const bool has_token = token < p.num_tokens;
   const int lane = threadIdx.x % 32, rank = lane % group_lanes;
   const int groups_per_warp = 32 / group_lanes;
   const int group = static_cast<int>(warp % warps_per_token) * groups_per_warp + lane / group_lanes;
@@ -47,19 +45,24 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, 6)
   const int heads = static_cast<int>(p.num_heads), kv_heads = static_cast<int>(p.num_kv_heads);
   const int heads_per_token = heads + 2 * kv_heads;
 
-  // The lane's frequencies; their sines and cosines are computed once the first q/k head's loads
-  // are in flight (a one-token launch is then one memory round trip).
-  const float position = static_cast<float>(p.positions[token]);
-  float freq[kChunks][kElems], cos_angle[kChunks][kElems], sin_angle[kChunks][kElems];
+  // The step's positions and slots (uploaded before its kernels), the frequencies and the lane's
+  // sines and cosines depend on no kernel: they are ready while the kernel before this one
+  // finishes.
+  const float position = has_token ? static_cast<float>(p.positions[token]) : 0.0f;
+  const std::int64_t slot = has_token && kv_heads > 0 ? p.slot_mapping[token] : -1;
+  float cos_angle[kChunks][kElems], sin_angle[kChunks][kElems];
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
     const int packet = rank + group_lanes * c;
 #pragma unroll
-    for (int e = 0; e < kElems; ++e)
-      freq[c][e] = packet < half_packets ? p.inv_freq[packet * kElems + e] : 0.0f;
+    for (int e = 0; e < kElems; ++e) {
+      const float freq = packet < half_packets ? p.inv_freq[packet * kElems + e] : 0.0f;
+      sincosf(position * freq, &sin_angle[c][e], &cos_angle[c][e]);
+    }
   }
-  bool have_angles = false;
-  const std::int64_t slot = kv_heads > 0 ? p.slot_mapping[token] : -1;
+  detail::wait_for_prior_grids();
+  detail::allow_dependents();
+  if (!has_token) return;  // whole warps exit
   const bool cache_kv = slot >= 0 && slot < p.num_slots;
 
   const Unit* token_src =
@@ -96,14 +99,6 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, 6)
         }
       }
       continue;
-    }
-    if (!have_angles) {
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c)
-#pragma unroll
-        for (int e = 0; e < kElems; ++e)
-          sincosf(position * freq[c][e], &sin_angle[c][e], &cos_angle[c][e]);
-      have_angles = true;
     }
     float a[kChunks][kElems] = {}, b[kChunks][kElems] = {};
     float sum_squares = 0.0f;

@@ -108,8 +108,6 @@ __device__ __forceinline__ void merge_state(float& max, float& sum, float (&acc)
 template <class T, int kRows>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     decode_split_kernel(PagedAttentionParams p, DecodePlan plan) {
-  wait_for_prior_grids();
-  allow_dependents();
   constexpr int kVec = kVecElems<T>;
   // Per warp and stage: each pass's keys and values, a 16-byte piece per lane.
   __shared__ uint4 ring[kWarps][kStages][kPassesPerStep][2][32];
@@ -163,6 +161,10 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   for (int j = 0; j < kStages; ++j) lookup(j, first_blocks[j]);
 
   const DecodeSeq s = decode_seq(p, seq);
+  // The block tables and lengths are the step's uploads, which no kernel writes: they are in
+  // while the kernel before this one (which writes q and this step's keys) finishes.
+  wait_for_prior_grids();
+  allow_dependents();
   if (!s.has_token) return;
   const int seq_splits = splits_of(s.valid, s.context_len, plan);
   if (split >= seq_splits) return;  // the context ends before this split
@@ -387,13 +389,15 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 template <class T>
 __global__ void __launch_bounds__(kMergeWarps * 32)
     decode_merge_kernel(PagedAttentionParams p, DecodePlan plan) {
-  wait_for_prior_grids();
-  allow_dependents();
   const int lane = threadIdx.x % 32;
   const std::int64_t row = blockIdx.x * std::int64_t{kMergeWarps} + threadIdx.x / 32;
-  if (row >= p.num_seqs * p.num_heads) return;
+  const bool has_row = row < p.num_seqs * p.num_heads;
   const std::int64_t seq = row / p.num_heads, head = row % p.num_heads;
-  const DecodeSeq s = decode_seq(p, seq);
+  // The step's uploaded lengths before the wait (see decode_split_kernel).
+  const DecodeSeq s = has_row ? decode_seq(p, seq) : DecodeSeq{};
+  wait_for_prior_grids();
+  allow_dependents();
+  if (!has_row) return;
   if (!s.has_token) return;
   const int seq_splits = splits_of(s.valid, s.context_len, plan);
   if (seq_splits == 1) return;  // the split kernel wrote it

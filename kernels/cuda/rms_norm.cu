@@ -32,8 +32,6 @@ constexpr int kMaxVecsPerThread = 8;
 template <class T, bool kAdd, bool kBlockRow, int kVecsPerThread>
 __global__ void rms_norm_vec_kernel(const T* x, T* residual, const T* weight, T* out,
                                     std::int64_t rows, int row_vecs, float eps) {
-  detail::wait_for_prior_grids();
-  detail::allow_dependents();
   constexpr int kVec = kVecElems<T>;
   using Vec = Packet<T, kVec>;
   const int stride = kBlockRow ? static_cast<int>(blockDim.x) : 32;
@@ -41,19 +39,26 @@ __global__ void rms_norm_vec_kernel(const T* x, T* residual, const T* weight, T*
   const std::int64_t row =
       kBlockRow ? std::int64_t{blockIdx.x}
                 : blockIdx.x * std::int64_t{blockDim.x / 32} + threadIdx.x / 32;
+  // No kernel writes the norm weight: it comes in while the kernel before this one finishes.
+  const Vec* weights = reinterpret_cast<const Vec*>(weight);
+  Vec x_vecs[kVecsPerThread], residual_vecs[kVecsPerThread], weight_vecs[kVecsPerThread];
+#pragma unroll
+  for (int j = 0; j < kVecsPerThread; ++j) {
+    const int col = rank + j * stride;
+    if (col < row_vecs) weight_vecs[j] = weights[col];
+  }
+  detail::wait_for_prior_grids();
+  detail::allow_dependents();
   if (row >= rows) return;  // whole warps exit; a block's row always exists
   const std::int64_t offset = row * row_vecs;
   const Vec* x_row = reinterpret_cast<const Vec*>(x) + offset;
   Vec* residual_row = kAdd ? reinterpret_cast<Vec*>(residual) + offset : nullptr;
-  const Vec* weights = reinterpret_cast<const Vec*>(weight);
-  Vec x_vecs[kVecsPerThread], residual_vecs[kVecsPerThread], weight_vecs[kVecsPerThread];
 #pragma unroll
   for (int j = 0; j < kVecsPerThread; ++j) {
     const int col = rank + j * stride;
     if (col >= row_vecs) continue;
     x_vecs[j] = x_row[col];
     if constexpr (kAdd) residual_vecs[j] = residual_row[col];
-    weight_vecs[j] = weights[col];
   }
   float v[kVecsPerThread][kVec];
   float sum_squares = 0.0f;

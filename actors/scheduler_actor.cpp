@@ -52,6 +52,7 @@ struct SchedulerState {
   // The steps at the worker, oldest first: the running one, and at most one planned ahead.
   std::deque<InFlight> in_flight;
   std::vector<Batch> spare_batches;  // come back with the steps' results, refilled by the next
+  std::vector<StepPlan> spare_plans;  // of returned steps, refilled by the next schedule
   StepTimes step_times;
 };
 
@@ -76,6 +77,7 @@ void drop(SchedulerState& st, Sequence& seq, FinishReason reason) {
 // A step is back: forgets it and the dropped sequences no step at the worker lists any more.
 void step_returned(SchedulerState& st) {
   const std::uint64_t step = st.in_flight.front().plan.step;
+  st.spare_plans.push_back(std::move(st.in_flight.front().plan));
   st.in_flight.pop_front();
   std::erase_if(st.retired, [&](const Retired& r) { return r.last_step <= step; });
 }
@@ -111,12 +113,43 @@ void fail_all(pointer self, const std::string& error) {
 
 void advance(pointer self);
 
-// Adds a returned step to the step times.
-void time_step(StepTimes& times, const StepPlan& plan, const StepResult& result) {
-  bool decode = true;
-  for (const ScheduledSequence& s : plan.seqs) decode = decode && s.num_new_tokens == 1 && s.sample;
-  times.record(decode, static_cast<std::int32_t>(plan.seqs.size()), plan.num_batched_tokens,
-               result.run_seconds, result.gap_seconds);
+// Puts a step's sampled token into seq: in place of the look-ahead placeholder when there is one.
+void take_token(Sequence& seq, std::int32_t token, bool placeholder) {
+  if (placeholder) seq.set_last_token(token);
+  else seq.append_token(token);
+}
+
+// Checks seq's new token (row `row` of the result) for a stop and tells the engine: the plain
+// token, or an update when the sequence finished (then drops it) or asked for logprobs.
+void report_token(SchedulerState& st, Sequence& seq, const StepResult& result, std::size_t row,
+                  StepOutputs& out) {
+  const std::int32_t token = result.tokens[row];
+  // Only stop strings need the text; decoding it every step costs, so only then.
+  const bool stop_strings = !seq.params().stop.empty();
+  const FinishReason finish =
+      check_stop(seq, st.config.eos_token_ids, st.scheduler->config().max_model_len,
+                 stop_strings ? st.detokenize : Detokenizer{});
+  const bool logprobs = !result.logprobs.empty() && seq.params().logprobs;
+  if (finish == FinishReason::none && !logprobs) {
+    out.tokens.push_back({seq.id(), token});
+    return;
+  }
+  SeqUpdate& u = out.updates.emplace_back();
+  u.seq_id = seq.id();
+  u.token = token;
+  if (logprobs) {
+    seq.logprobs.push_back(result.logprobs[row]);
+    u.logprobs.push_back(result.logprobs[row]);
+  }
+  u.finish_reason = finish;
+  if (finish == FinishReason::none) return;
+  if (seq.stop_str) {
+    u.stop_str = *seq.stop_str;
+    u.stop_str_set = true;
+  }
+  if (seq.stop_token_id) u.stop_token_id = *seq.stop_token_id;
+  if (stop_strings) u.text = seq.text;
+  drop(st, seq, finish);
 }
 
 void on_step_done(pointer self, StepResult& result) {
@@ -125,52 +158,26 @@ void on_step_done(pointer self, StepResult& result) {
   st.spare_batches.push_back(std::move(result.spent_batch));
   const InFlight& done = st.in_flight.front();
   const StepPlan& plan = done.plan;
-  time_step(st.step_times, plan, result);
-  // Tokens first: a look-ahead placeholder may sit in a block that finish_step hashes.
-  std::size_t row = 0;
-  for (const ScheduledSequence& s : plan.seqs) {
-    if (!s.sample) continue;
-    const std::int32_t token = result.tokens.at(row++);
-    if (s.seq->finished()) continue;  // dropped since it was planned: its token is discarded
-    if (done.placeholders) s.seq->set_last_token(token);
-    else s.seq->append_token(token);
-  }
-  st.scheduler->finish_step(plan);
   StepOutputs out;
   out.tokens.reserve(result.tokens.size());
-  row = 0;
+  // One pass over the step's sequences. Dropping one (finished) frees its blocks but changes no
+  // other sequence's blocks or hashes, so each can be finished before the next is looked at.
+  bool decodes_only = true;
+  std::size_t row = 0;
   for (const ScheduledSequence& s : plan.seqs) {
-    if (!s.sample) continue;
-    const std::size_t r = row++;
+    decodes_only = decodes_only && s.num_new_tokens == 1 && s.sample;
     Sequence& seq = *s.seq;
-    if (seq.finished()) continue;
-    // Only stop strings need the text; decoding it every step costs, so only then.
-    const bool stop_strings = !seq.params().stop.empty();
-    const FinishReason finish =
-        check_stop(seq, st.config.eos_token_ids, st.scheduler->config().max_model_len,
-                   stop_strings ? st.detokenize : Detokenizer{});
-    const bool logprobs = !result.logprobs.empty() && seq.params().logprobs;
-    if (finish == FinishReason::none && !logprobs) {
-      out.tokens.push_back({seq.id(), result.tokens[r]});
+    if (seq.finished()) {  // dropped since it was planned: its token is discarded
+      if (s.sample) ++row;
       continue;
     }
-    SeqUpdate& u = out.updates.emplace_back();
-    u.seq_id = seq.id();
-    u.token = result.tokens[r];
-    if (logprobs) {
-      seq.logprobs.push_back(result.logprobs[r]);
-      u.logprobs.push_back(result.logprobs[r]);
-    }
-    u.finish_reason = finish;
-    if (finish == FinishReason::none) continue;
-    if (seq.stop_str) {
-      u.stop_str = *seq.stop_str;
-      u.stop_str_set = true;
-    }
-    if (seq.stop_token_id) u.stop_token_id = *seq.stop_token_id;
-    if (stop_strings) u.text = seq.text;
-    drop(st, seq, finish);
+    // The token first: its look-ahead placeholder may sit in a block that finish_step hashes.
+    if (s.sample) take_token(seq, result.tokens.at(row), done.placeholders);
+    st.scheduler->finish_step(seq);
+    if (s.sample) report_token(st, seq, result, row++, out);
   }
+  st.step_times.record(decodes_only, static_cast<std::int32_t>(plan.seqs.size()),
+                       plan.num_batched_tokens, result.run_seconds, result.gap_seconds);
   for (const std::string& id : st.pending_aborts) end_request(st, id, "", out);
   st.pending_aborts.clear();
   step_returned(st);
@@ -230,13 +237,22 @@ bool can_look_ahead(const SchedulerState& st) {
     const Sequence& seq = *s.seq;
     if (seq.finished()) continue;
     ++live;
-    // The next decode writes KV for the token in flight too.
-    if (BlockManager::blocks_for(seq.num_tokens() + 1, block_size) >
-        static_cast<int>(seq.block_ids.size()))
-      ++new_blocks;
+    // The next decode writes KV for the token in flight too (blocks_for without a division).
+    if (seq.num_tokens() + 1 > static_cast<int>(seq.block_ids.size()) * block_size) ++new_blocks;
   }
   return live > 0 && live == st.scheduler->num_running() &&
          new_blocks <= st.scheduler->block_manager().num_free_blocks();
+}
+
+// The scheduler's next plan, refilling a returned step's (its vectors keep their capacity).
+StepPlan next_plan(SchedulerState& st) {
+  StepPlan plan;
+  if (!st.spare_plans.empty()) {
+    plan = std::move(st.spare_plans.back());
+    st.spare_plans.pop_back();
+  }
+  st.scheduler->schedule(plan);
+  return plan;
 }
 
 // Keeps the worker fed: a step when none runs, and the next one while one runs when it can be
@@ -245,7 +261,7 @@ void advance(pointer self) {
   auto& st = self->state;
   if (st.in_flight.empty()) {
     if (!st.scheduler->has_unfinished()) return;
-    StepPlan plan = st.scheduler->schedule();
+    StepPlan plan = next_plan(st);
     if (plan.empty()) {
       // The scheduler's admission rules make this unreachable; never spin on it.
       fail_all(self, "scheduler: requests wait but none can be scheduled");
@@ -258,7 +274,7 @@ void advance(pointer self) {
   for (const ScheduledSequence& s : running.plan.seqs)
     if (!s.seq->finished()) s.seq->append_token(kPlaceholderToken);
   running.placeholders = true;
-  StepPlan plan = st.scheduler->schedule();
+  StepPlan plan = next_plan(st);
   if (!plan.empty()) send_step(self, std::move(plan), true);
 }
 

@@ -12,7 +12,9 @@ constexpr std::uint64_t root_hash = 0;  // the "parent" of a sequence's first bl
 }
 
 BlockManager::BlockManager(int num_blocks, int block_size, bool enable_prefix_caching)
-    : block_size_(block_size), prefix_caching_(enable_prefix_caching) {
+    : block_size_(block_size),
+      prefix_caching_(enable_prefix_caching),
+      cached_(prefix_caching_ ? static_cast<std::size_t>(std::max(num_blocks, 0)) : 0) {
   if (num_blocks < 1)
     throw Error("num_blocks must be at least 1, got " + std::to_string(num_blocks));
   if (block_size < 1)
@@ -45,9 +47,8 @@ std::vector<std::int32_t> BlockManager::match_prefix(Sequence& seq) {
   std::uint64_t parent = root_hash;
   for (int i = 0; i < max_blocks; ++i) {
     const std::uint64_t h = block_hash(seq, i);
-    const auto it = cached_.find(h);
-    if (it == cached_.end()) break;
-    const std::int32_t b = it->second;
+    const std::int32_t b = cached_.find(h);
+    if (b < 0) break;
     if (blocks_[b].parent_hash != parent ||
         !holds_tokens(b, seq.token_ids().subspan(static_cast<std::size_t>(i) * block_size_,
                                                  block_size_)))
@@ -60,8 +61,13 @@ std::vector<std::int32_t> BlockManager::match_prefix(Sequence& seq) {
 
 bool BlockManager::allocate(Sequence& seq, int num_new_tokens,
                             std::span<const std::int32_t> cached) {
+  // Most decodes fit in the blocks they hold: say so without dividing.
+  const int tokens = seq.num_computed_tokens + num_new_tokens;
+  if (cached.empty() && !seq.block_ids.empty() &&
+      tokens <= static_cast<int>(seq.block_ids.size()) * block_size_)
+    return true;
   const int have = static_cast<int>(seq.block_ids.size() + cached.size());
-  const int need = blocks_for(seq.num_computed_tokens + num_new_tokens, block_size_) - have;
+  const int need = blocks_for(tokens, block_size_) - have;
   const auto cached_free = std::count_if(cached.begin(), cached.end(),
                                          [&](std::int32_t b) { return blocks_[b].ref_count == 0; });
   if (need > num_free_ - cached_free) return false;
@@ -85,13 +91,18 @@ bool BlockManager::allocate(Sequence& seq, int num_new_tokens,
 
 void BlockManager::register_full_blocks(Sequence& seq) {
   if (!prefix_caching_) return;
+  // Most steps fill no block: say so without dividing.
+  const int next = seq.num_registered_blocks;
+  if (next >= static_cast<int>(seq.block_ids.size()) ||
+      seq.num_computed_tokens < (next + 1) * block_size_)
+    return;
   const int full = std::min<int>(seq.num_computed_tokens / block_size_,
                                  static_cast<int>(seq.block_ids.size()));
   for (int i = seq.num_registered_blocks; i < full; ++i) {
     const std::uint64_t h = block_hash(seq, i);
     const std::int32_t b = seq.block_ids[i];
     Block& block = blocks_[b];
-    if (block.hashed || !cached_.try_emplace(h, b).second) continue;  // already cached elsewhere
+    if (block.hashed || !cached_.insert(h, b)) continue;  // already cached elsewhere
     block.hashed = true;
     block.hash = h;
     block.parent_hash = i == 0 ? root_hash : seq.block_hashes[i - 1];
@@ -167,6 +178,7 @@ std::string BlockManager::check_invariants(std::span<const Sequence* const> hold
       ++held[b];
     }
   int queued = 0;
+  std::size_t num_hashed = 0;
   for (std::int32_t b = free_head_; b >= 0; b = blocks_[b].next) {
     if (++queued > n) return "free queue has a cycle";
     if (!blocks_[b].in_free_queue) return "block " + std::to_string(b) + " queued, not marked";
@@ -182,12 +194,12 @@ std::string BlockManager::check_invariants(std::span<const Sequence* const> hold
       return name + (block.in_free_queue ? " is both free and referenced"
                                          : " is unreferenced but not in the free queue");
     if (block.hashed) {
-      const auto it = cached_.find(block.hash);
-      if (it == cached_.end() || it->second != b) return name + " is hashed but not indexed";
+      ++num_hashed;
+      if (cached_.find(block.hash) != b) return name + " is hashed but not indexed";
     }
   }
-  for (const auto& [h, b] : cached_)
-    if (!blocks_[b].hashed || blocks_[b].hash != h) return "hash index points at a stale block";
+  // Each hashed block has its own entry: any entry more points at a stale block.
+  if (cached_.size() != num_hashed) return "hash index points at a stale block";
   return "";
 }
 

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "engine/block_hash_index.hpp"
 #include "engine/sequence.hpp"
 
 namespace minivllm {
@@ -73,7 +73,7 @@ class BlockManager {
   bool prefix_caching_;
   std::vector<Block> blocks_;
   std::vector<std::int32_t> block_tokens_;  // token ids of hashed blocks, block_size per block
-  std::unordered_map<std::uint64_t, std::int32_t> cached_;  // hash -> block
+  BlockHashIndex cached_;  // hash -> block
   std::int32_t free_head_ = -1;
   std::int32_t free_tail_ = -1;
   int num_free_ = 0;

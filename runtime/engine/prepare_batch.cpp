@@ -4,23 +4,38 @@
 
 namespace minivllm {
 
-void prepare_batch(const StepPlan& plan, int block_size, Batch& batch) {
-  const auto num_tokens = static_cast<std::size_t>(plan.num_batched_tokens);
-  batch.token_ids.resize(num_tokens);
-  batch.positions.resize(num_tokens);
-  batch.slot_mapping.resize(num_tokens);
-  batch.query_start.resize(plan.seqs.size() + 1);
-  batch.context_lens.resize(plan.seqs.size());
-  batch.logits_rows.clear();
+namespace {
 
+std::size_t max_blocks_of(const StepPlan& plan) {
   std::size_t max_blocks = 0;
   for (const ScheduledSequence& s : plan.seqs)
     max_blocks = std::max(max_blocks, s.seq->block_ids.size());
-  batch.max_blocks_per_seq = static_cast<std::int32_t>(max_blocks);
-  batch.block_tables.assign(plan.seqs.size() * max_blocks, -1);
+  return max_blocks;
+}
 
+}  // namespace
+
+void prepare_batch(const StepPlan& plan, int block_size, Batch& batch) {
+  const auto num_tokens = static_cast<std::size_t>(plan.num_batched_tokens);
+  const std::size_t num_seqs = plan.seqs.size();
+  const std::size_t max_blocks = max_blocks_of(plan);
+  batch.token_ids.resize(num_tokens);
+  batch.positions.resize(num_tokens);
+  batch.slot_mapping.resize(num_tokens);
+  batch.query_start.resize(num_seqs + 1);
+  batch.context_lens.resize(num_seqs);
+  batch.block_tables.resize(num_seqs * max_blocks);
+  batch.max_blocks_per_seq = static_cast<std::int32_t>(max_blocks);
+  batch.logits_rows.clear();
+
+  // Through raw pointers: the stores then need no capacity checks, and each row of the block
+  // tables is written once (its blocks, then -1 padding).
+  std::int32_t* token_ids = batch.token_ids.data();
+  std::int32_t* positions = batch.positions.data();
+  std::int64_t* slot_mapping = batch.slot_mapping.data();
+  std::int32_t* block_table = batch.block_tables.data();
   std::int32_t t = 0;
-  for (std::size_t i = 0; i < plan.seqs.size(); ++i) {
+  for (std::size_t i = 0; i < num_seqs; ++i, block_table += max_blocks) {
     const ScheduledSequence& s = plan.seqs[i];
     const Sequence& seq = *s.seq;
     batch.query_start[i] = t;
@@ -28,17 +43,17 @@ void prepare_batch(const StepPlan& plan, int block_size, Batch& batch) {
     const std::int32_t* tokens = seq.token_ids().data();
     const std::int32_t* blocks = seq.block_ids.data();
     for (std::int32_t pos = s.start; pos < s.start + s.num_new_tokens; ++pos, ++t) {
-      batch.token_ids[t] = tokens[pos];
-      batch.positions[t] = pos;
-      batch.slot_mapping[t] =
+      token_ids[t] = tokens[pos];
+      positions[t] = pos;
+      slot_mapping[t] =
           static_cast<std::int64_t>(blocks[pos / block_size]) * block_size + pos % block_size;
     }
-    std::copy(seq.block_ids.begin(), seq.block_ids.end(),
-              batch.block_tables.begin() + static_cast<std::ptrdiff_t>(i * max_blocks));
+    std::fill(std::copy(seq.block_ids.begin(), seq.block_ids.end(), block_table),
+              block_table + max_blocks, -1);
     const int rows = logits_rows_of(s);
     for (std::int32_t r = t - rows; r < t; ++r) batch.logits_rows.push_back(r);
   }
-  batch.query_start[plan.seqs.size()] = t;
+  batch.query_start[num_seqs] = t;
 }
 
 }  // namespace minivllm

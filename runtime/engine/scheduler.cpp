@@ -40,8 +40,7 @@ void Scheduler::add(Sequence* seq) {
     throw Error(who + "the prompt has " + std::to_string(prompt) +
                 " tokens, longer than max_model_len=" + std::to_string(config_.max_model_len));
   // At its longest the sequence holds KV for every token but the last one it samples.
-  const int longest = std::min(prompt + seq->params().max_tokens, config_.max_model_len);
-  const int kv_tokens = std::max(prompt, longest - 1);
+  const int kv_tokens = std::max(prompt, longest_of(*seq) - 1);
   const int need = BlockManager::blocks_for(kv_tokens, blocks_.block_size());
   if (need > blocks_.num_blocks())
     throw Error(who + "needs up to " + std::to_string(need) + " KV cache blocks (" +
@@ -53,23 +52,45 @@ void Scheduler::add(Sequence* seq) {
 
 StepPlan Scheduler::schedule() {
   StepPlan plan;
-  plan.step = ++step_;
-  plan.seqs.reserve(running_.size() + 1);
-  int budget = config_.max_num_batched_tokens;
-  snapshot_.assign(running_.begin(), running_.end());
-  for (const bool decodes : {true, false}) {
-    for (Sequence* seq : snapshot_) {
-      if (budget == 0) break;
-      if (seq->status != SequenceStatus::running || seq->scheduled_step == step_) continue;
-      const int remaining = seq->num_tokens() - seq->num_computed_tokens;
-      if ((remaining == 1) != decodes) continue;
-      if (remaining > budget && !config_.enable_chunked_prefill) continue;
-      const int num_new = std::min(remaining, budget);
-      if (allocate_running(seq, num_new, plan)) add_to_plan(seq, num_new, plan, budget);
-    }
-  }
-  if (plan.preempted.empty()) admit_waiting(plan, budget);
+  schedule(plan);
   return plan;
+}
+
+void Scheduler::schedule(StepPlan& plan) {
+  plan.step = ++step_;
+  plan.seqs.clear();
+  plan.seqs.reserve(running_.size() + 1);
+  plan.num_batched_tokens = 0;
+  plan.preempted.clear();
+  int budget = config_.max_num_batched_tokens;
+  schedule_decodes(plan, budget);
+  schedule_prefills(plan, budget);
+  if (plan.preempted.empty()) admit_waiting(plan, budget);
+}
+
+void Scheduler::schedule_decodes(StepPlan& plan, int& budget) {
+  snapshot_.assign(running_.begin(), running_.end());  // preemption edits running_
+  prefills_.clear();
+  for (Sequence* seq : snapshot_) {
+    if (budget == 0) break;  // nothing is left for the prefills either
+    if (seq->status != SequenceStatus::running) continue;  // preempted by an earlier decode
+    if (seq->num_tokens() - seq->num_computed_tokens != 1) {
+      prefills_.push_back(seq);
+      continue;
+    }
+    if (allocate_running(seq, 1, plan)) add_to_plan(seq, 1, plan, budget);
+  }
+}
+
+void Scheduler::schedule_prefills(StepPlan& plan, int& budget) {
+  for (Sequence* seq : prefills_) {
+    if (budget == 0) break;
+    if (seq->status != SequenceStatus::running) continue;  // preempted this step
+    const int remaining = seq->num_tokens() - seq->num_computed_tokens;
+    if (remaining > budget && !config_.enable_chunked_prefill) continue;
+    const int num_new = std::min(remaining, budget);
+    if (allocate_running(seq, num_new, plan)) add_to_plan(seq, num_new, plan, budget);
+  }
 }
 
 bool Scheduler::allocate_running(Sequence* seq, int num_new, StepPlan& plan) {
@@ -116,11 +137,22 @@ void Scheduler::admit_waiting(StepPlan& plan, int& budget) {
       break;
     }
     policy_->pop_waiting();
+    reserve_longest(*seq);
     seq->status = SequenceStatus::running;
     seq->num_cached_tokens = num_cached;
     running_.push_back(seq);
     add_to_plan(seq, num_new, plan, budget);
   }
+}
+
+int Scheduler::longest_of(const Sequence& seq) const {
+  return std::min(seq.num_prompt_tokens() + seq.params().max_tokens, config_.max_model_len);
+}
+
+void Scheduler::reserve_longest(Sequence& seq) const {
+  const int longest = longest_of(seq);
+  // A look-ahead step may compute KV for the last sampled token too: blocks for all its tokens.
+  seq.reserve(longest, BlockManager::blocks_for(longest, blocks_.block_size()));
 }
 
 void Scheduler::add_to_plan(Sequence* seq, int num_new, StepPlan& plan, int& budget) {
@@ -138,8 +170,11 @@ void Scheduler::add_to_plan(Sequence* seq, int num_new, StepPlan& plan, int& bud
 }
 
 void Scheduler::finish_step(const StepPlan& plan) {
-  for (const ScheduledSequence& s : plan.seqs)
-    if (s.seq->status == SequenceStatus::running) blocks_.register_full_blocks(*s.seq);
+  for (const ScheduledSequence& s : plan.seqs) finish_step(*s.seq);
+}
+
+void Scheduler::finish_step(Sequence& seq) {
+  if (seq.status == SequenceStatus::running) blocks_.register_full_blocks(seq);
 }
 
 void Scheduler::finish(Sequence* seq, FinishReason reason) {

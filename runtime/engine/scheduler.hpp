@@ -41,8 +41,12 @@ class Scheduler {
 
   // Picks this step's batch; advances each scheduled sequence's num_computed_tokens.
   StepPlan schedule();
+  // The same into `plan`, whose vectors keep their capacity (no allocation per step).
+  void schedule(StepPlan& plan);
   // After the step's KV is written: offers newly full blocks to the prefix cache.
   void finish_step(const StepPlan& plan);
+  // finish_step for one of the plan's sequences.
+  void finish_step(Sequence& seq);
   // Stops a sequence (finished or aborted) wherever it is, freeing its blocks.
   void finish(Sequence* seq, FinishReason reason);
 
@@ -58,17 +62,26 @@ class Scheduler {
   std::string check_invariants() const;
 
  private:
+  // Decodes first, in admission order; the running prefills are left in prefills_.
+  void schedule_decodes(StepPlan& plan, int& budget);
+  void schedule_prefills(StepPlan& plan, int& budget);
   // Gets blocks for seq's next num_new tokens, preempting others (or seq itself) as needed.
   bool allocate_running(Sequence* seq, int num_new, StepPlan& plan);
   void preempt(Sequence* victim, StepPlan& plan);
   void admit_waiting(StepPlan& plan, int& budget);
   void add_to_plan(Sequence* seq, int num_new, StepPlan& plan, int& budget);
+  // Tokens of seq at its longest: its prompt and max_tokens outputs, within max_model_len.
+  int longest_of(const Sequence& seq) const;
+  // Room for seq at its longest (when admitted: waiting sequences hold no more than their
+  // prompt), so that its decodes never reallocate.
+  void reserve_longest(Sequence& seq) const;
 
   SchedulerConfig config_;
   BlockManager blocks_;
   std::unique_ptr<SchedulingPolicy> policy_;
   std::vector<Sequence*> running_;  // in admission order
   std::vector<Sequence*> snapshot_;  // running_ at the start of schedule(), reused
+  std::vector<Sequence*> prefills_;  // running sequences not decoding this step, reused
   std::uint64_t step_ = 0;
   std::uint64_t num_preemptions_ = 0;
 };

@@ -224,5 +224,42 @@ TEST(Scheduler, InvariantsHoldUnderChurnAndEveryRequestFinishes) {
   EXPECT_GT(aborted, 0);
 }
 
+// What a plan says, with sequences by id (the two runs below own different sequences).
+std::string describe(const StepPlan& plan) {
+  std::string text = "step " + std::to_string(plan.step) + ", " +
+                     std::to_string(plan.num_batched_tokens) + " tokens:";
+  for (const ScheduledSequence& s : plan.seqs)
+    text += " " + std::to_string(s.seq->id()) + "@" + std::to_string(s.start) + "+" +
+            std::to_string(s.num_new_tokens) + (s.sample ? "s" : "");
+  text += "; preempted:";
+  for (const Sequence* seq : plan.preempted) text += " " + std::to_string(seq->id());
+  return text;
+}
+
+TEST(Scheduler, RefillingOnePlanSchedulesAsFreshPlansDo) {
+  // A small cache with chunked prefill: preemptions, prefill chunks and decodes in one run.
+  Harness fresh(config(4, 16, 64, true), 12);
+  Harness reused(config(4, 16, 64, true), 12);
+  for (Harness* h : {&fresh, &reused})
+    for (int i = 0; i < 6; ++i) h->add(5 + 3 * i, 8);
+  StepPlan plan;
+  int preempted = 0;
+  for (int step = 0; step < 200 && fresh.scheduler.has_unfinished(); ++step) {
+    const StepPlan expected = fresh.step();
+    reused.scheduler.schedule(plan);
+    ASSERT_EQ(describe(plan), describe(expected));
+    preempted += static_cast<int>(plan.preempted.size());
+    reused.scheduler.finish_step(plan);
+    for (const ScheduledSequence& s : plan.seqs) {
+      if (!s.sample) continue;
+      s.seq->append_token(1);
+      if (s.seq->num_output_tokens() >= s.seq->params().max_tokens)
+        reused.scheduler.finish(s.seq, FinishReason::length);
+    }
+  }
+  EXPECT_FALSE(fresh.scheduler.has_unfinished());
+  EXPECT_GT(preempted, 0);
+}
+
 }  // namespace
 }  // namespace minivllm

@@ -1,8 +1,10 @@
 #pragma once
 // What the GPU benchmark programs share: exit with the failing call's name on a CUDA or cuBLAS
-// error, and the median time of a body timed with CUDA events after warm-up.
+// error, device memory that frees itself, and the median time of a body timed with CUDA events
+// after warm-up.
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <type_traits>
@@ -28,6 +30,19 @@ inline void check(cublasStatus_t s, const char* what) {
     std::exit(1);
   }
 }
+
+// Device memory, freed on destruction.
+class DeviceMemory {
+ public:
+  explicit DeviceMemory(std::size_t bytes) { check(cudaMalloc(&ptr_, bytes), "cudaMalloc"); }
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  ~DeviceMemory() { cudaFree(ptr_); }
+  char* get() const { return static_cast<char*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+};
 
 // Median milliseconds of `reps` timed runs of `body` after `warmup` untimed ones, on the default
 // stream. A body taking an int gets the call's index (warm-up calls first), e.g. to rotate inputs.

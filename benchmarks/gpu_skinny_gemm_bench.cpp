@@ -17,10 +17,13 @@
 #include <cuda_runtime_api.h>
 
 #include "backend/cuda_check.hpp"
+#include "benchmarks/gpu_bench_support.hpp"
 #include "kernels/cuda/skinny_gemm.cuh"
 
 namespace minivllm {
 namespace {
+
+using bench::DeviceMemory;
 
 struct Shape {
   const char* name;
@@ -42,18 +45,6 @@ struct Result {
   std::string shape;
   std::int64_t in, out, m;
   double skinny_us, cublas_us, weight_mb;
-};
-
-class DeviceMemory {
- public:
-  explicit DeviceMemory(std::size_t bytes) { MV_CUDA_CHECK(cudaMalloc(&ptr_, bytes)); }
-  DeviceMemory(const DeviceMemory&) = delete;
-  DeviceMemory& operator=(const DeviceMemory&) = delete;
-  ~DeviceMemory() { cudaFree(ptr_); }
-  char* get() const { return static_cast<char*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
 };
 
 // Median device microseconds of one call of `launch(i)` (i: the launch's index), run kLaunches

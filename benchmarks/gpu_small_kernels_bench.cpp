@@ -33,6 +33,7 @@ namespace minivllm {
 namespace {
 
 using bench::check;
+using bench::DeviceMemory;
 
 constexpr std::int64_t kHidden = 1024, kHeads = 16, kKvHeads = 8, kHeadDim = 128;
 constexpr std::int64_t kIntermediate = 3072, kVocab = 151936;
@@ -43,19 +44,6 @@ constexpr int kStreamLaunches = 8;
 constexpr int kReplays = 9;
 constexpr std::size_t kRotationBytes = std::size_t{256} << 20;
 constexpr float kEps = 1e-6f;
-
-// Device memory, freed on destruction.
-class DeviceMemory {
- public:
-  explicit DeviceMemory(std::size_t bytes) { check(cudaMalloc(&ptr_, bytes), "cudaMalloc"); }
-  DeviceMemory(const DeviceMemory&) = delete;
-  DeviceMemory& operator=(const DeviceMemory&) = delete;
-  ~DeviceMemory() { cudaFree(ptr_); }
-  char* get() const { return static_cast<char*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-};
 
 enum class Fill { none, activation, weight, positions, slots, ids };
 

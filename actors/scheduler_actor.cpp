@@ -176,16 +176,16 @@ void on_step_done(pointer self, StepResult& result) {
     st.scheduler->finish_step(seq);
     if (s.sample) report_token(st, seq, result, row++, out);
   }
-  st.step_times.record(decodes_only, static_cast<std::int32_t>(plan.seqs.size()),
-                       plan.num_batched_tokens, result.run_seconds, result.gap_seconds);
+  const std::size_t timed_as =
+      st.step_times.record(decodes_only, static_cast<std::int32_t>(plan.seqs.size()),
+                           plan.num_batched_tokens, result.run_seconds, result.gap_seconds);
   for (const std::string& id : st.pending_aborts) end_request(st, id, "", out);
   st.pending_aborts.clear();
   step_returned(st);
   send_outputs(self, out);
   advance(self);
-  st.step_times.scheduler_seconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  ++st.step_times.scheduler_steps;
+  st.step_times.add_scheduler_turn(
+      timed_as, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
 }
 
 // Sends `plan` to the worker; look_ahead: planned before the running step's tokens are back.

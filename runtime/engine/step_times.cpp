@@ -16,8 +16,8 @@ constexpr std::array<std::pair<std::int32_t, std::int32_t>, 7> kDecodeRows{{
 
 }  // namespace
 
-void StepTimes::record(bool decode, std::int32_t rows, std::int32_t tokens, double run_seconds,
-                       double gap_seconds) {
+std::size_t StepTimes::record(bool decode, std::int32_t rows, std::int32_t tokens,
+                              double run_seconds, double gap_seconds) {
   std::int32_t min_rows = 1;
   std::int32_t max_rows = std::numeric_limits<std::int32_t>::max();
   if (decode) {
@@ -45,6 +45,13 @@ void StepTimes::record(bool decode, std::int32_t rows, std::int32_t tokens, doub
   it->run_seconds += run_seconds;
   it->max_run_seconds = std::max(it->max_run_seconds, run_seconds);
   worker_gap_seconds += gap_seconds;
+  return static_cast<std::size_t>(it - buckets.begin());
+}
+
+void StepTimes::add_scheduler_turn(std::size_t bucket, double seconds) {
+  buckets.at(bucket).scheduler_seconds += seconds;
+  scheduler_seconds += seconds;
+  ++scheduler_steps;
 }
 
 std::uint64_t StepTimes::steps() const {

@@ -3,6 +3,7 @@
 // (launches, the device's work, sampling, the tokens back on the host), the worker's time between
 // steps (the device waits then), and the scheduler's own time per step. Filled by the actors,
 // read through EngineStats (`minivllm bench throughput` prints it).
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ struct StepTimeBucket {
   std::uint64_t tokens = 0;  // tokens computed (a decode row is one)
   double run_seconds = 0;
   double max_run_seconds = 0;
+  double scheduler_seconds = 0;  // the scheduler's turns on these steps' results
 };
 
 struct StepTimes {
@@ -28,9 +30,11 @@ struct StepTimes {
   std::uint64_t scheduler_steps = 0;    // step results it handled
 
   // A step of `rows` sequences and `tokens` tokens that ran `run_seconds` on the worker, `gap`
-  // after the one before it there.
-  void record(bool decode, std::int32_t rows, std::int32_t tokens, double run_seconds,
-              double gap_seconds);
+  // after the one before it there. Returns its bucket's index.
+  std::size_t record(bool decode, std::int32_t rows, std::int32_t tokens, double run_seconds,
+                     double gap_seconds);
+  // The scheduler's turn on a step result, of the step recorded in bucket `bucket`.
+  void add_scheduler_turn(std::size_t bucket, double seconds);
   std::uint64_t steps() const;
   double run_seconds() const;
 };

@@ -100,6 +100,10 @@ EngineStats expect_actors_equal_engine_core(int num_blocks) {
   const StepTimes& times = stats.step_times;
   EXPECT_EQ(times.steps(), stats.num_steps);
   EXPECT_EQ(times.scheduler_steps, stats.num_steps);
+  double bucket_turns = 0;
+  for (const StepTimeBucket& b : times.buckets) bucket_turns += b.scheduler_seconds;
+  EXPECT_NEAR(bucket_turns, times.scheduler_seconds, 1e-9);
+  EXPECT_GT(times.scheduler_seconds, 0.0);
   EXPECT_GT(times.run_seconds(), 0.0);
   EXPECT_FALSE(times.buckets.empty());
   if (!times.buckets.empty()) {

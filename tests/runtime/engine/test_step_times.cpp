@@ -11,8 +11,12 @@ TEST(StepTimes, GroupsStepsByKindAndDecodeRows) {
   t.record(false, 30, 16384, 0.060, 0.0002);
   t.record(true, 1, 1, 0.001, 0.0);
   t.record(true, 250, 250, 0.010, 0.0001);
-  t.record(true, 5, 5, 0.002, 0.0);
+  const std::size_t small = t.record(true, 5, 5, 0.002, 0.0);
+  t.add_scheduler_turn(small, 20e-6);
   ASSERT_EQ(t.buckets.size(), 4u);
+  EXPECT_EQ(small, 2u);
+  EXPECT_DOUBLE_EQ(t.buckets[2].scheduler_seconds, 20e-6);
+  EXPECT_EQ(t.scheduler_steps, 1u);
   EXPECT_EQ(t.buckets[0].kind, "prefill");
   EXPECT_EQ(t.buckets[0].tokens, 16384u);
   EXPECT_EQ(t.buckets[1].kind, "decode");

@@ -96,10 +96,13 @@ EngineStats expect_actors_equal_engine_core(int num_blocks) {
   const EngineStats stats = llm.stats();
   EXPECT_EQ(stats.invariant_violation, "");
   EXPECT_EQ(stats.num_free_blocks, stats.num_blocks);
-  // Every step the worker ran is timed once, prefills and decodes apart.
+  // Every step back from the worker is timed once, prefills and decodes apart. A look-ahead step
+  // planned before the last tokens were known may still be at the worker (at most the running
+  // one and one ahead).
   const StepTimes& times = stats.step_times;
-  EXPECT_EQ(times.steps(), stats.num_steps);
-  EXPECT_EQ(times.scheduler_steps, stats.num_steps);
+  EXPECT_LE(times.steps(), stats.num_steps);
+  EXPECT_GE(times.steps() + 2, stats.num_steps);
+  EXPECT_EQ(times.scheduler_steps, times.steps());
   double bucket_turns = 0;
   for (const StepTimeBucket& b : times.buckets) bucket_turns += b.scheduler_seconds;
   EXPECT_NEAR(bucket_turns, times.scheduler_seconds, 1e-9);

@@ -124,12 +124,16 @@ void take_token(Sequence& seq, std::int32_t token, bool placeholder) {
 void report_token(SchedulerState& st, Sequence& seq, const StepResult& result, std::size_t row,
                   StepOutputs& out) {
   const std::int32_t token = result.tokens[row];
+  const bool logprobs = !result.logprobs.empty() && seq.wants_logprobs();
+  const int max_model_len = st.scheduler->config().max_model_len;
   // Only stop strings need the text; decoding it every step costs, so only then.
-  const bool stop_strings = !seq.params().stop.empty();
-  const FinishReason finish =
-      check_stop(seq, st.config.eos_token_ids, st.scheduler->config().max_model_len,
-                 stop_strings ? st.detokenize : Detokenizer{});
-  const bool logprobs = !result.logprobs.empty() && seq.params().logprobs;
+  const bool stop_strings = seq.has_stop_strings();
+  // The common step (only its length can stop it, not yet reached) skips check_stop, which reads
+  // the sampling params: a cold cache line per sequence.
+  const FinishReason finish = goes_on_by_length(seq, max_model_len)
+                                  ? FinishReason::none
+                                  : check_stop(seq, st.config.eos_token_ids, max_model_len,
+                                               stop_strings ? st.detokenize : Detokenizer{});
   if (finish == FinishReason::none && !logprobs) {
     out.tokens.push_back({seq.id(), token});
     return;

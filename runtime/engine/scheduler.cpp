@@ -123,7 +123,7 @@ void Scheduler::admit_waiting(StepPlan& plan, int& budget) {
     if (seq == nullptr) break;
     // prompt_logprobs need logits at every prompt position: no cache hits until they are in.
     const bool needs_prompt_logits =
-        seq->params().prompt_logprobs &&
+        seq->wants_prompt_logprobs() &&
         static_cast<int>(seq->prompt_logprobs.size()) < seq->num_prompt_tokens();
     const std::vector<std::int32_t> cached =
         needs_prompt_logits ? std::vector<std::int32_t>{} : blocks_.match_prefix(*seq);
@@ -162,7 +162,7 @@ void Scheduler::add_to_plan(Sequence* seq, int num_new, StepPlan& plan, int& bud
   s.num_new_tokens = num_new;
   seq->num_computed_tokens += num_new;
   s.sample = seq->num_computed_tokens == seq->num_tokens();
-  s.prompt_logits = seq->params().prompt_logprobs &&
+  s.prompt_logits = seq->wants_prompt_logprobs() &&
                     static_cast<int>(seq->prompt_logprobs.size()) < seq->num_prompt_tokens();
   seq->scheduled_step = step_;
   budget -= num_new;

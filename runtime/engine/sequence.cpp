@@ -19,6 +19,12 @@ Sequence::Sequence(SeqId id, std::string request_id, int index, std::vector<std:
     : id_(id),
       token_ids_(std::move(prompt)),
       num_prompt_(token_ids_.size()),
+      max_tokens_(params->max_tokens),
+      wants_logprobs_(params->logprobs.has_value()),
+      wants_prompt_logprobs_(params->prompt_logprobs.has_value()),
+      has_stop_strings_(!params->stop.empty()),
+      stops_on_length_only_(!has_stop_strings_ && params->stop_token_ids.empty() &&
+                            params->ignore_eos),
       params_(std::move(params)),
       request_id_(std::move(request_id)),
       index_(index),

@@ -30,6 +30,14 @@ class Sequence {
   const std::string& request_id() const { return request_id_; }
   int index() const { return index_; }  // completion index within its request
   const SamplingParams& params() const { return *params_; }
+  // What each step asks of params(), copied at construction: the step then reads the sequence's
+  // hot state only, not the parameters (another cache line per sequence).
+  bool wants_logprobs() const { return wants_logprobs_; }
+  bool wants_prompt_logprobs() const { return wants_prompt_logprobs_; }
+  bool has_stop_strings() const { return has_stop_strings_; }
+  // No stop strings, no stop ids, EOS ignored: only its length ends it.
+  bool stops_on_length_only() const { return stops_on_length_only_; }
+  int max_tokens() const { return max_tokens_; }
 
   std::span<const std::int32_t> token_ids() const { return token_ids_; }
   std::span<const std::int32_t> prompt_ids() const { return {token_ids_.data(), num_prompt_}; }
@@ -70,6 +78,11 @@ class Sequence {
   SeqId id_;
   std::vector<std::int32_t> token_ids_;  // prompt then output
   std::size_t num_prompt_;
+  int max_tokens_;
+  bool wants_logprobs_;
+  bool wants_prompt_logprobs_;
+  bool has_stop_strings_;
+  bool stops_on_length_only_;
   std::shared_ptr<const SamplingParams> params_;
   std::string request_id_;
   int index_;

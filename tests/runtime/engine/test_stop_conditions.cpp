@@ -1,0 +1,67 @@
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/stop_conditions.hpp"
+
+namespace minivllm {
+namespace {
+
+constexpr std::int32_t kEos = 2;
+const std::vector<std::int32_t> kEosIds{kEos};
+
+Sequence make_sequence(const SamplingParams& p, int prompt_len) {
+  return Sequence(0, "r", 0, std::vector<std::int32_t>(prompt_len, 7),
+                  std::make_shared<const SamplingParams>(p), 0);
+}
+
+// goes_on_by_length is check_stop's shortcut: it may only say "goes on" when check_stop would.
+TEST(StopConditions, LengthShortcutAgreesWithCheckStop) {
+  for (const bool ignore_eos : {false, true})
+    for (const bool stop_id : {false, true})
+      for (const int max_tokens : {1, 3, 5})
+        for (const int max_model_len : {6, 100}) {
+          SamplingParams p;
+          p.ignore_eos = ignore_eos;
+          p.max_tokens = max_tokens;
+          if (stop_id) p.stop_token_ids = {9};
+          Sequence seq = make_sequence(p, 3);
+          const bool length_only = ignore_eos && !stop_id;
+          EXPECT_EQ(seq.stops_on_length_only(), length_only);
+          for (const std::int32_t token : {5, kEos, 9, 5, 5}) {
+            seq.append_token(token);
+            const bool shortcut = goes_on_by_length(seq, max_model_len);
+            const FinishReason reason = check_stop(seq, kEosIds, max_model_len, {});
+            if (shortcut) EXPECT_EQ(reason, FinishReason::none);
+            if (length_only) EXPECT_EQ(shortcut, reason == FinishReason::none);
+            if (reason != FinishReason::none) break;
+          }
+        }
+}
+
+TEST(StopConditions, StopStringsTakeTheFullCheck) {
+  SamplingParams p;
+  p.ignore_eos = true;
+  p.stop = {"x"};
+  Sequence seq = make_sequence(p, 3);
+  seq.append_token(5);
+  EXPECT_TRUE(seq.has_stop_strings());
+  EXPECT_FALSE(goes_on_by_length(seq, 100));
+}
+
+TEST(StopConditions, SequenceCopiesTheParamsItsStepsRead) {
+  SamplingParams p;
+  p.max_tokens = 12;
+  p.logprobs = 0;
+  Sequence seq = make_sequence(p, 3);
+  EXPECT_EQ(seq.max_tokens(), 12);
+  EXPECT_TRUE(seq.wants_logprobs());
+  EXPECT_FALSE(seq.wants_prompt_logprobs());
+  EXPECT_FALSE(seq.has_stop_strings());
+  EXPECT_FALSE(seq.stops_on_length_only());  // EOS stops it
+}
+
+}  // namespace
+}  // namespace minivllm

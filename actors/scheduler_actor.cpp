@@ -128,12 +128,8 @@ void report_token(SchedulerState& st, Sequence& seq, const StepResult& result, s
   const int max_model_len = st.scheduler->config().max_model_len;
   // Only stop strings need the text; decoding it every step costs, so only then.
   const bool stop_strings = seq.has_stop_strings();
-  // The common step (only its length can stop it, not yet reached) skips check_stop, which reads
-  // the sampling params: a cold cache line per sequence.
-  const FinishReason finish = goes_on_by_length(seq, max_model_len)
-                                  ? FinishReason::none
-                                  : check_stop(seq, st.config.eos_token_ids, max_model_len,
-                                               stop_strings ? st.detokenize : Detokenizer{});
+  const FinishReason finish = check_stop(seq, st.config.eos_token_ids, max_model_len,
+                                         stop_strings ? st.detokenize : Detokenizer{});
   if (finish == FinishReason::none && !logprobs) {
     out.tokens.push_back({seq.id(), token});
     return;

@@ -18,11 +18,4 @@ using Detokenizer = std::function<std::string(std::span<const std::int32_t>)>;
 FinishReason check_stop(Sequence& seq, std::span<const std::int32_t> eos_ids, int max_model_len,
                         const Detokenizer& detokenize);
 
-// True when check_stop without a detokenizer would return none and change nothing, known from
-// the sequence's hot state alone (the common decode step); false when that takes check_stop.
-inline bool goes_on_by_length(const Sequence& seq, int max_model_len) {
-  return seq.stops_on_length_only() && seq.num_tokens() < max_model_len &&
-         seq.num_output_tokens() < seq.max_tokens();
-}
-
 }  // namespace minivllm

@@ -17,8 +17,9 @@ Sequence make_sequence(const SamplingParams& p, int prompt_len) {
                   std::make_shared<const SamplingParams>(p), 0);
 }
 
-// goes_on_by_length is check_stop's shortcut: it may only say "goes on" when check_stop would.
-TEST(StopConditions, LengthShortcutAgreesWithCheckStop) {
+// check_stop's reason for every mix of EOS, stop ids and lengths, among them the sequences only
+// their length can stop (its shortcut that reads no sampling parameters).
+TEST(StopConditions, ReasonsForEosStopIdsAndLengths) {
   for (const bool ignore_eos : {false, true})
     for (const bool stop_id : {false, true})
       for (const int max_tokens : {1, 3, 5})
@@ -28,14 +29,18 @@ TEST(StopConditions, LengthShortcutAgreesWithCheckStop) {
           p.max_tokens = max_tokens;
           if (stop_id) p.stop_token_ids = {9};
           Sequence seq = make_sequence(p, 3);
-          const bool length_only = ignore_eos && !stop_id;
-          EXPECT_EQ(seq.stops_on_length_only(), length_only);
+          EXPECT_EQ(seq.stops_on_length_only(), ignore_eos && !stop_id);
           for (const std::int32_t token : {5, kEos, 9, 5, 5}) {
             seq.append_token(token);
-            const bool shortcut = goes_on_by_length(seq, max_model_len);
+            FinishReason want = FinishReason::none;
+            if ((!ignore_eos && token == kEos) || (stop_id && token == 9))
+              want = FinishReason::stop;
+            else if (seq.num_tokens() >= max_model_len || seq.num_output_tokens() >= max_tokens)
+              want = FinishReason::length;
             const FinishReason reason = check_stop(seq, kEosIds, max_model_len, {});
-            if (shortcut) EXPECT_EQ(reason, FinishReason::none);
-            if (length_only) EXPECT_EQ(shortcut, reason == FinishReason::none);
+            EXPECT_EQ(reason, want) << "ignore_eos " << ignore_eos << " stop id " << stop_id
+                                    << " max_tokens " << max_tokens << " max_model_len "
+                                    << max_model_len << " after " << seq.num_output_tokens();
             if (reason != FinishReason::none) break;
           }
         }
@@ -48,7 +53,7 @@ TEST(StopConditions, StopStringsTakeTheFullCheck) {
   Sequence seq = make_sequence(p, 3);
   seq.append_token(5);
   EXPECT_TRUE(seq.has_stop_strings());
-  EXPECT_FALSE(goes_on_by_length(seq, 100));
+  EXPECT_FALSE(seq.stops_on_length_only());
 }
 
 TEST(StopConditions, SequenceCopiesTheParamsItsStepsRead) {

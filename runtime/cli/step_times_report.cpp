@@ -26,7 +26,7 @@ void print_step_times(const StepTimes& times, double wall_seconds) {
   std::printf("%-8s %-8s %7s %9s %9s %9s %9s %9s\n", "step", "rows", "steps", "tokens", "run s",
               "mean ms", "max ms", "sched us");
   for (const StepTimeBucket& b : times.buckets)
-    std::printf("%-8s %-8s %7llu %9llu %9.3f %9.3f %9.3f %9.1f\n", b.kind.c_str(),
+    std::printf("%-8s %-8s %7llu %9llu %9.3f %9.3f %9.3f %9.1f\n", b.decode ? "decode" : "prefill",
                 rows_label(b).c_str(), static_cast<unsigned long long>(b.steps),
                 static_cast<unsigned long long>(b.tokens), b.run_seconds,
                 per_step_us(b.run_seconds, b.steps) / 1e3, b.max_run_seconds * 1e3,
@@ -42,7 +42,7 @@ void print_step_times(const StepTimes& times, double wall_seconds) {
 nlohmann::json step_times_json(const StepTimes& times) {
   nlohmann::json buckets = nlohmann::json::array();
   for (const StepTimeBucket& b : times.buckets)
-    buckets.push_back({{"kind", b.kind},
+    buckets.push_back({{"kind", b.decode ? "decode" : "prefill"},
                        {"rows", rows_label(b)},
                        {"steps", b.steps},
                        {"tokens", b.tokens},

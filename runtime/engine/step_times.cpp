@@ -26,20 +26,13 @@ std::size_t StepTimes::record(bool decode, std::int32_t rows, std::int32_t token
     min_rows = range->first;
     max_rows = range->second;
   }
-  const char* kind = decode ? "decode" : "prefill";
-  auto it = std::find_if(buckets.begin(), buckets.end(), [&](const StepTimeBucket& b) {
-    return b.kind == kind && b.min_rows == min_rows;
-  });
-  if (it == buckets.end()) {
-    StepTimeBucket b{kind, min_rows, max_rows};
-    // Prefill first, then decodes by rows.
-    const auto at = decode ? std::find_if(buckets.begin(), buckets.end(),
-                                          [&](const StepTimeBucket& o) {
-                                            return o.kind == "decode" && o.min_rows > min_rows;
-                                          })
-                           : buckets.begin();
-    it = buckets.insert(at, std::move(b));
-  }
+  // Buckets stay ordered: prefill first, then decodes by rows.
+  auto it = std::lower_bound(buckets.begin(), buckets.end(), std::pair{decode, min_rows},
+                             [](const StepTimeBucket& b, const std::pair<bool, std::int32_t>& key) {
+                               return std::pair{b.decode, b.min_rows} < key;
+                             });
+  if (it == buckets.end() || it->decode != decode || it->min_rows != min_rows)
+    it = buckets.insert(it, StepTimeBucket{decode, min_rows, max_rows});
   ++it->steps;
   it->tokens += static_cast<std::uint64_t>(tokens);
   it->run_seconds += run_seconds;

@@ -5,15 +5,14 @@
 // read through EngineStats (`minivllm bench throughput` prints it).
 #include <cstddef>
 #include <cstdint>
-#include <string>
 #include <vector>
 
 namespace minivllm {
 
-// The steps of one kind: with a prompt chunk ("prefill"), or pure decode of min_rows..max_rows
+// The steps of one kind: with a prompt chunk (prefill), or pure decode of min_rows..max_rows
 // sequences.
 struct StepTimeBucket {
-  std::string kind;
+  bool decode = false;
   std::int32_t min_rows = 0;
   std::int32_t max_rows = 0;
   std::uint64_t steps = 0;

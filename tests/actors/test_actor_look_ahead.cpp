@@ -110,8 +110,8 @@ EngineStats expect_actors_equal_engine_core(int num_blocks) {
   EXPECT_GT(times.run_seconds(), 0.0);
   EXPECT_FALSE(times.buckets.empty());
   if (!times.buckets.empty()) {
-    EXPECT_EQ(times.buckets.front().kind, "prefill");
-    EXPECT_EQ(times.buckets.back().kind, "decode");
+    EXPECT_FALSE(times.buckets.front().decode);
+    EXPECT_TRUE(times.buckets.back().decode);
   }
   return stats;
 }

@@ -17,9 +17,9 @@ TEST(StepTimes, GroupsStepsByKindAndDecodeRows) {
   EXPECT_EQ(small, 2u);
   EXPECT_DOUBLE_EQ(t.buckets[2].scheduler_seconds, 20e-6);
   EXPECT_EQ(t.scheduler_steps, 1u);
-  EXPECT_EQ(t.buckets[0].kind, "prefill");
+  EXPECT_FALSE(t.buckets[0].decode);
   EXPECT_EQ(t.buckets[0].tokens, 16384u);
-  EXPECT_EQ(t.buckets[1].kind, "decode");
+  EXPECT_TRUE(t.buckets[1].decode);
   EXPECT_EQ(t.buckets[1].min_rows, 1);
   EXPECT_EQ(t.buckets[1].max_rows, 1);
   EXPECT_EQ(t.buckets[2].min_rows, 2);

@@ -93,7 +93,7 @@ typename Inspector::result_type inspect(Inspector& f, RequestDelta& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepTimeBucket& x) {
-  return f(caf::meta::type_name("minivllm::StepTimeBucket"), x.kind, x.min_rows, x.max_rows,
+  return f(caf::meta::type_name("minivllm::StepTimeBucket"), x.decode, x.min_rows, x.max_rows,
            x.steps, x.tokens, x.run_seconds, x.max_run_seconds, x.scheduler_seconds);
 }
 

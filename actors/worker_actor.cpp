@@ -40,6 +40,9 @@ struct WorkerState {
   std::vector<std::int32_t> eos_ids;
   std::unordered_map<std::uint64_t, SampledSeq> seqs;
   std::optional<std::chrono::steady_clock::time_point> last_step_end;
+  // A step's rows, in row order: kept so that no step allocates them anew.
+  std::vector<SampledSeq*> row_seqs;
+  std::vector<SamplerRow> rows;
 };
 
 StepResult run_step(WorkerState& st, StepWork& work) {
@@ -47,10 +50,10 @@ StepResult run_step(WorkerState& st, StepWork& work) {
   for (WorkerSeq& s : work.new_seqs)
     st.seqs.insert_or_assign(s.seq_id, SampledSeq{std::move(s.params), std::move(s.prompt), {},
                                                   std::mt19937_64(s.seed)});
-  std::vector<SampledSeq*> seqs;  // row order: one lookup per row and step
-  std::vector<SamplerRow> rows;
-  seqs.reserve(work.sample_seq_ids.size());
-  rows.reserve(work.sample_seq_ids.size());
+  std::vector<SampledSeq*>& seqs = st.row_seqs;  // one lookup per row and step
+  std::vector<SamplerRow>& rows = st.rows;
+  seqs.clear();
+  rows.clear();
   for (std::uint64_t id : work.sample_seq_ids) {
     SampledSeq& s = *seqs.emplace_back(&st.seqs.at(id));
     rows.push_back({{}, &s.params, s.prompt, s.output, st.eos_ids, &s.rng});

@@ -3,7 +3,8 @@
 // written, as benchmarks/gpu_ceilings counts them). bf16, Qwen3-0.6B's heads (16 query heads,
 // 8 KV heads, head_dim 128), every sequence of a batch at the same context length, then batches
 // of mixed lengths (uniform in [kRaggedMin, kRaggedMax], as throughput-256.json's decode steps
-// have them; "context" 0 in the table), cache blocks shuffled as a long-running engine leaves them. Each timed launch reads another copy of the
+// have them; "context" 0 in the table; -1: the same lengths longest first, the order that
+// dispatches the longest sequences' blocks first), cache blocks shuffled as a long-running engine leaves them. Each timed launch reads another copy of the
 // batch's blocks (at least 1 GiB between two reads of the same bytes) so the L2 cache holds none.
 // Prints a table and one JSON line.
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <string>
@@ -30,7 +32,7 @@ using minivllm::bench::check;
 using minivllm::bench::median_ms;
 
 constexpr std::int64_t kHeads = 16, kKvHeads = 8, kHeadDim = 128;
-constexpr std::int64_t kBatches[] = {1, 8, 64, 256};
+constexpr std::int64_t kBatches[] = {1, 8, 64, 128, 256};
 constexpr std::int64_t kContexts[] = {128, 512, 1024, 2048, 4096, 8192};
 constexpr std::int64_t kBlockSizes[] = {16, 256};
 constexpr std::int64_t kRaggedBatches[] = {64, 128, 256};
@@ -86,7 +88,8 @@ struct Result {
   double us, gbs, percent_of_copy;
 };
 
-// Each batch's context lengths: uniform ones, then mixed ones for the larger batches.
+// Each batch's context lengths: uniform ones, then mixed ones for the larger batches, in random
+// order and longest first.
 std::vector<std::vector<std::int32_t>> context_cases(std::int64_t batch, std::mt19937& rng) {
   std::vector<std::vector<std::int32_t>> cases;
   for (const std::int64_t context : kContexts)
@@ -96,6 +99,9 @@ std::vector<std::vector<std::int32_t>> context_cases(std::int64_t batch, std::mt
     std::uniform_int_distribution<std::int32_t> length(kRaggedMin, kRaggedMax);
     std::vector<std::int32_t>& mixed = cases.emplace_back(static_cast<std::size_t>(batch));
     for (std::int32_t& c : mixed) c = length(rng);
+    std::vector<std::int32_t> longest_first = mixed;
+    std::sort(longest_first.begin(), longest_first.end(), std::greater<>());
+    cases.push_back(std::move(longest_first));
   }
   return cases;
 }
@@ -110,7 +116,8 @@ int main() {
 
   // One cache big enough for the largest batch; every configuration pages into it.
   const std::int64_t row_elems = kKvHeads * kHeadDim;
-  const std::int64_t max_tokens = kBatches[3] * kContexts[5];  // the largest uniform batch
+  const std::int64_t max_tokens =  // the largest uniform batch
+      *std::max_element(std::begin(kBatches), std::end(kBatches)) * kContexts[5];
   const std::size_t cache_bytes = static_cast<std::size_t>(max_tokens * row_elems) * 2;
   void* key_cache = device_random_bf16(cache_bytes, rng);
   void* value_cache = device_random_bf16(cache_bytes, rng);
@@ -124,6 +131,8 @@ int main() {
         const std::int64_t longest = *std::max_element(context_lens.begin(), context_lens.end());
         const bool uniform = std::all_of(context_lens.begin(), context_lens.end(),
                                          [&](std::int32_t c) { return c == longest; });
+        const bool sorted = std::is_sorted(context_lens.begin(), context_lens.end(),
+                                           std::greater<>());
         const std::int64_t blocks_per_seq = (longest + block_size - 1) / block_size;
         const std::int64_t tokens = std::accumulate(context_lens.begin(), context_lens.end(),
                                                     std::int64_t{0});
@@ -174,7 +183,7 @@ int main() {
 
         const std::int64_t partial_bytes = batch * kHeads * (kHeadDim + 2) * 4;
         const double gbs = static_cast<double>(kv_bytes) / (ms * 1e-3) / 1e9;
-        results.push_back({block_size, batch, uniform ? longest : 0,
+        results.push_back({block_size, batch, uniform ? longest : (sorted ? -1 : 0),
                            std::max<std::int64_t>(1, static_cast<std::int64_t>(p.workspace_bytes) /
                                                          partial_bytes),
                            ms * 1e3, gbs, 100.0 * gbs / copy});

@@ -40,6 +40,7 @@ BatchLayout BatchLayout::of(const Batch& b) {
   l.slot_mapping = place(b.slot_mapping, bytes);
   l.query_start = place(b.query_start, bytes);
   l.context_lens = place(b.context_lens, bytes);
+  l.decode_order = place(b.context_lens, bytes);  // one entry per sequence too
   l.block_tables = place(b.block_tables, bytes);
   l.logits_rows = place(b.logits_rows, bytes);
   l.bytes = bytes;
@@ -49,8 +50,8 @@ BatchLayout BatchLayout::of(const Batch& b) {
 DeviceBatch DeviceBatch::at(const void* base, const BatchLayout& l) {
   return {at_offset<std::int32_t>(base, l.token_ids),    at_offset<std::int32_t>(base, l.positions),
           at_offset<std::int64_t>(base, l.slot_mapping), at_offset<std::int32_t>(base, l.query_start),
-          at_offset<std::int32_t>(base, l.context_lens), at_offset<std::int32_t>(base, l.block_tables),
-          at_offset<std::int32_t>(base, l.logits_rows)};
+          at_offset<std::int32_t>(base, l.context_lens), at_offset<std::int32_t>(base, l.decode_order),
+          at_offset<std::int32_t>(base, l.block_tables), at_offset<std::int32_t>(base, l.logits_rows)};
 }
 
 BatchUploader::~BatchUploader() {
@@ -83,6 +84,9 @@ void BatchUploader::upload(const Batch& batch, const BatchLayout& layout, void* 
   pack(batch.slot_mapping, layout.slot_mapping, s.host);
   pack(batch.query_start, layout.query_start, s.host);
   pack(batch.context_lens, layout.context_lens, s.host);
+  decode_order_.longest_first(batch.context_lens,
+                              reinterpret_cast<std::int32_t*>(static_cast<char*>(s.host) +
+                                                              layout.decode_order));
   pack(batch.block_tables, layout.block_tables, s.host);
   pack(batch.logits_rows, layout.logits_rows, s.host);
   MV_CUDA_CHECK(cudaMemcpyAsync(device, s.host, layout.bytes, cudaMemcpyHostToDevice, stream_));

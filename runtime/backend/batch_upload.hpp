@@ -8,12 +8,15 @@
 
 #include <minivllm/batch.hpp>
 
+#include "backend/decode_order.hpp"
+
 namespace minivllm::cuda {
 
-// Where each of a Batch's arrays sits in the packed buffer (byte offsets, 16-byte aligned).
+// Where each of a Batch's arrays sits in the packed buffer (byte offsets, 16-byte aligned), and
+// the sequences' decode order (DecodeOrder: made while packing).
 struct BatchLayout {
   std::size_t token_ids = 0, positions = 0, slot_mapping = 0, query_start = 0, context_lens = 0,
-              block_tables = 0, logits_rows = 0;
+              decode_order = 0, block_tables = 0, logits_rows = 0;
   std::size_t bytes = 0;  // the whole buffer
 
   static BatchLayout of(const Batch& batch);
@@ -26,6 +29,7 @@ struct DeviceBatch {
   const std::int64_t* slot_mapping = nullptr;
   const std::int32_t* query_start = nullptr;
   const std::int32_t* context_lens = nullptr;
+  const std::int32_t* decode_order = nullptr;  // the sequences, longest context first
   const std::int32_t* block_tables = nullptr;
   const std::int32_t* logits_rows = nullptr;
 
@@ -56,6 +60,7 @@ class BatchUploader {
   cudaStream_t stream_;
   Staging staging_[2];
   int next_ = 0;
+  DecodeOrder decode_order_;
 };
 
 }  // namespace minivllm::cuda

@@ -119,8 +119,10 @@ class PagedAttentionKernel : public test::CudaKernelTest {
   }
 
   // The kernel's output, as f32, from a poisoned output buffer (and poisoned workspace).
+  // seq_order: the decode kernel's order of the sequences (PagedAttentionParams::seq_order).
   std::vector<float> run_gpu(Kernel kernel, const PagedBatch& b, DType dtype,
-                             Workspace workspace = Workspace::wanted) {
+                             Workspace workspace = Workspace::wanted,
+                             const std::vector<std::int32_t>& seq_order = {}) {
     DeviceBuffer d_q = test::upload(b.q, dtype);
     DeviceBuffer d_key_cache = test::upload(b.key_cache, dtype);
     DeviceBuffer d_value_cache = test::upload(b.value_cache, dtype);
@@ -128,6 +130,7 @@ class PagedAttentionKernel : public test::CudaKernelTest {
     DeviceBuffer d_query_start = test::upload_raw(b.query_start);
     DeviceBuffer d_context_lens = test::upload_raw(b.context_lens);
     DeviceBuffer d_out(b.out_size() * dtype_size(dtype));
+    DeviceBuffer d_seq_order = test::upload_raw(seq_order);
     test::poison(d_out);
     cuda::PagedAttentionParams p = params(b, dtype, d_q.get(), d_key_cache.get(),
                                           d_value_cache.get(), d_block_tables, d_query_start,
@@ -139,6 +142,7 @@ class PagedAttentionKernel : public test::CudaKernelTest {
       p.workspace = d_workspace.get();
       p.workspace_bytes = d_workspace.bytes();
     }
+    if (!seq_order.empty()) p.seq_order = d_seq_order.as<std::int32_t>();
     const cudaError_t err = kernel == Kernel::prefill ? cuda::launch_prefill_attention(p, nullptr)
                                                       : cuda::launch_decode_attention(p, nullptr);
     EXPECT_EQ(err, cudaSuccess) << cudaGetErrorString(err);
@@ -209,7 +213,8 @@ class PagedAttentionKernel : public test::CudaKernelTest {
     }
   }
 
-  // The decode kernel with each workspace against the reference.
+  // The decode kernel with each workspace, and with its sequences in a random order, against the
+  // reference.
   void check_decode(const Heads& heads, std::int64_t block_size,
                     const std::vector<Sequence>& seqs) {
     for (DType dtype : test::kElementTypes) {
@@ -220,6 +225,11 @@ class PagedAttentionKernel : public test::CudaKernelTest {
         test::expect_close(run_gpu(Kernel::decode, b, dtype, workspace), want,
                            test::tolerance(dtype),
                            std::string("decode kernel with ") + workspace_name(workspace));
+      std::vector<std::int32_t> order(seqs.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), rng());
+      test::expect_close(run_gpu(Kernel::decode, b, dtype, Workspace::wanted, order), want,
+                         test::tolerance(dtype), "decode kernel, sequences in a random order");
     }
   }
 

@@ -1,11 +1,14 @@
-// The GPU sampler (CudaSampler) per call at 1, 8, 64 and 256 rows of 151936 f32 logits (Qwen3's
-// vocabulary), for greedy, temperature 0.8, and temperature 0.7 with top_k 50 and top_p 0.95.
+// The GPU sampler (CudaSampler) per call at 1, 8, 64, 133 and 256 rows of 151936 f32 logits
+// (Qwen3's vocabulary), for greedy, temperature 0.8, temperature 0.6 over narrow logits (a random
+// model's: the noise decides), and temperature 0.7 with top_k 50 and top_p 0.95. 133 rows: one
+// block per row would leave the second wave nearly empty.
 // A call is what the worker pays per step: settings up, the kernel, tokens down, a sync.
 //   call_us    host wall-clock per sample() call, median of 50 after 5 warm-up calls;
 //   device_us  the same calls between CUDA events on the stream, median;
 //   host_path_us  what the CPU sampler path costs instead: logits to the host and sample_batch
 //              (median of 3; the figure the GPU sampler replaces).
-// Logits are N(0, 3) per token, fresh for each row. Prints a table and one JSON line.
+// Logits are N(0, 3) per token (N(0, 0.3) for "narrow"), fresh for each row. Prints a table and
+// one JSON line.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -33,6 +36,7 @@ struct Mode {
   double temperature;
   int top_k;
   double top_p;
+  bool narrow;  // logits N(0, 0.3) instead of N(0, 3)
 };
 
 struct Result {
@@ -53,14 +57,14 @@ double microseconds_of(const std::function<void()>& body) {
       .count();
 }
 
-// Normal logits, from a cheap generator: 39M of them.
-std::vector<float> random_logits(std::size_t n) {
+// Normal logits N(0, sigma), from a cheap generator: 39M of them.
+std::vector<float> random_logits(std::size_t n, double sigma) {
   std::mt19937_64 rng(42);
   std::vector<float> v(n);
   for (std::size_t i = 0; i + 1 < n; i += 2) {  // Box-Muller, two at a time
     const double u1 = (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53;
     const double u2 = static_cast<double>(rng() >> 11) * 0x1.0p-53;
-    const double r = 3.0 * std::sqrt(-2.0 * std::log(u1));
+    const double r = sigma * std::sqrt(-2.0 * std::log(u1));
     v[i] = static_cast<float>(r * std::cos(2.0 * M_PI * u2));
     v[i + 1] = static_cast<float>(r * std::sin(2.0 * M_PI * u2));
   }
@@ -118,14 +122,19 @@ int main() {
   try {
     CudaOps ops(DType::f32);
     CudaSampler sampler(ops);
-    const std::vector<float> host = random_logits(static_cast<std::size_t>(kMaxRows) * kVocab);
-    const Tensor logits = ops.from_host(host.data(), DType::f32, {kMaxRows, kVocab});
-    const Mode modes[] = {{"greedy", 0.0, 0, 1.0},
-                          {"temperature", 0.8, 0, 1.0},
-                          {"top_p+top_k", 0.7, 50, 0.95}};
+    constexpr auto kCount = static_cast<std::size_t>(kMaxRows) * kVocab;
+    const std::vector<float> wide = random_logits(kCount, 3.0), narrow = random_logits(kCount, 0.3);
+    const Tensor wide_logits = ops.from_host(wide.data(), DType::f32, {kMaxRows, kVocab});
+    const Tensor narrow_logits = ops.from_host(narrow.data(), DType::f32, {kMaxRows, kVocab});
+    const Mode modes[] = {{"greedy", 0.0, 0, 1.0, false},
+                          {"temperature", 0.8, 0, 1.0, false},
+                          {"narrow", 0.6, 0, 1.0, true},
+                          {"top_p+top_k", 0.7, 50, 0.95, false}};
     std::vector<Result> results;
     for (const Mode& mode : modes)
-      for (const int rows : {1, 8, 64, 256}) results.push_back(run(ops, sampler, logits, mode, rows));
+      for (const int rows : {1, 8, 64, 133, 256})
+        results.push_back(
+            run(ops, sampler, mode.narrow ? narrow_logits : wide_logits, mode, rows));
 
     std::printf("GPU sampler, vocab %lld, f32 logits\n", static_cast<long long>(kVocab));
     std::printf("%-12s %5s %10s %10s %14s\n", "mode", "rows", "call_us", "device_us",

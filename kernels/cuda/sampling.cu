@@ -13,9 +13,12 @@
 // No sort of the vocabulary. Greedy and plain temperature rows (no min_p, top_k, top_p or
 // logprobs) take one pass: the argmax of the adjusted logit, or of logit / T plus Gumbel noise
 // from Philox at (seed, token), which samples softmax(logit / T) exactly with no normalisation.
-// When few rows fill the GPU, such a row is split over several blocks, each reducing its slice to
-// a candidate; the last block to finish (an atomic count per row) picks the winner. The order
-// (score, then lowest id) is total, so the token does not depend on the split.
+// Such a row may be split over several blocks (as many as a model of the grid's waves picks),
+// each reducing its slice to a candidate; the last block to finish (an atomic count per row)
+// picks the winner. The order (score, then lowest id) is total, so the token does not depend on
+// the split.
+// A temperature row's noise is screened: most tokens never get the precise noise (see
+// best_of_temperature_slice).
 // Every other row gets one block (1024 threads). A pass reads the row once (float4 loads) and
 // ends in a block reduction:
 // 1. the argmax of the adjusted logits (greedy's token, random sampling's max) and the raw
@@ -41,8 +44,15 @@ namespace {
 constexpr int kThreads = 1024;
 constexpr int kCandidates = 2048;  // top_k survivors gathered into shared memory when they fit
 constexpr int kRadixBins = 2048;   // 11-bit digits: 11 + 11 + 10 bits in three passes
-constexpr int kSplitBlocks = 132;  // one-pass rows spread over about a wave (H200: 132 SMs)
-constexpr int kMinSlice = 1024;    // logits per block of a split row, at least
+constexpr int kResidentBlocks = 132;  // blocks of kThreads the GPU runs at once (H200: 132 SMs)
+constexpr int kMaxSplitBlocks = 2048;  // blocks of split rows in one launch, at most
+constexpr int kMinSlice = 1024;        // logits per block of a split row, at least
+// What a block costs beyond its slice (start, the first noise floor, the reductions, the merge),
+// in logits' worth of scanning: the split balances this against idle SMs in the last wave.
+constexpr std::int64_t kBlockCostLogits = 8192;
+// A warp's logits per step of a temperature row (8 per lane); slices begin at multiples of it.
+constexpr int kGroupLogits = 256;
+constexpr int kWarps = kThreads / 32;
 
 // Orders floats as unsigned ints: a < b exactly when key(a) < key(b); -0 counts as +0.
 __device__ __forceinline__ std::uint32_t order_key(float v) {
@@ -61,8 +71,19 @@ __device__ __forceinline__ float gumbel(std::uint32_t bits) {
   const float u = __uint2float_rz(bits) * 0x1p-32f + 0x1p-33f;
   return -logf(-log1pf(-u));
 }
-// gumbel() is below 23 (u >= 2^-33): a bound with margin.
-constexpr float kMaxGumbel = 24.0f;
+// The order_key() of v back to v.
+__device__ __forceinline__ float from_order_key(std::uint32_t key) {
+  return __uint_as_float((key & 0x80000000u) != 0 ? key & 0x7FFFFFFFu : ~key);
+}
+
+// An upper bound on gumbel(bits) over the bits whose top 16 are `screen`: their u is at least
+// max(screen, 2^-17) * 2^-16 (u >= 2^-33) and -log1p(-u) >= u, so gumbel <= -ln(that). The
+// margin covers gumbel()'s roundings and lg2.approx's error (each under 1e-5).
+__device__ __forceinline__ float gumbel_bound(std::uint32_t screen) {
+  constexpr float kLn2 = 0.693147181f;
+  const float s = __uint_as_float(0x4B000000u | screen) - 0x1p23f;  // exact: screen < 2^16
+  return __fmaf_rn(__log2f(fmaxf(s, 0x1p-17f)), -kLn2, 16.0f * kLn2 + 1e-4f);
+}
 
 // A row's random words per token for one draw round: Philox at counter (id / 4, round) keyed by
 // the row's seed, one word per id. Caches the last four (a thread's ids come in fours).
@@ -198,6 +219,7 @@ struct Shared {
   int num_top;
   int top_ids[kMaxTopLogprobs];
   float top_logits[kMaxTopLogprobs];
+  std::uint32_t best_key;  // a temperature slice's best score so far, as its order_key()
 };
 
 // Reduces v over the block with op; every thread gets the result.
@@ -583,33 +605,115 @@ __device__ bool one_pass(const SamplingRow& p, int vocab) {
 }
 
 // One-pass score of a token with Gumbel noise: fma rounds once and is monotonic in the noise,
-// so score(logit, t, kMaxGumbel) bounds every score the token can get.
+// so score(logit, t, gumbel_bound(screen)) bounds every score the token can get.
 __device__ __forceinline__ float noisy_score(float logit, float inv_temperature, float noise) {
   return __fmaf_rn(logit, inv_temperature, noise);
 }
 
-// The one-pass winner of `slice`: the largest logit (greedy) or logit / T + noise.
-__device__ Pick best_of_slice(const RowLogits& slice, const SamplingRow& p) {
+// The one-pass winner of a greedy slice: the largest logit.
+__device__ Pick best_logit_of_slice(const RowLogits& slice) {
   Pick mine = kNoPick;
-  if (!(p.temperature > 0.0f)) {
-    slice.for_each([&](int id, float logit) { mine = better(mine, {logit, id, logit}); });
-    return mine;
-  }
+  slice.for_each([&](int id, float logit) { mine = better(mine, {logit, id, logit}); });
+  return mine;
+}
+
+// Logits [4 q, 4 q + 4) of a row; ids at or past `end` read as NaN, which no screen admits.
+__device__ __forceinline__ float4 load_quad(const float* row, int q, int end, bool aligned) {
+  if (aligned && 4 * q + 4 <= end) return reinterpret_cast<const float4*>(row)[q];
+  float v[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) v[k] = 4 * q + k < end ? row[4 * q + k] : NAN;
+  return make_float4(v[0], v[1], v[2], v[3]);
+}
+
+// Half j % 2 of word j / 2 of four random words: the 16 bits of a lane's token j.
+__device__ __forceinline__ std::uint32_t half_word(const uint4& words, int j) {
+  const std::uint32_t word = j < 2 ? words.x : j < 4 ? words.y : j < 6 ? words.z : words.w;
+  return (j & 1) != 0 ? word >> 16 : word & 0xFFFFu;
+}
+
+// Philox streams (the counter's third word) of a temperature row's noise: the screen bits and
+// the low bits.
+constexpr std::uint32_t kScreenStream = 1, kLowStream = 2;
+
+// The one-pass winner of a temperature row's slice [begin, end), begin a multiple of
+// kGroupLogits: the largest logit / T + gumbel(bits). A token's 32 bits are 16 screen bits from
+// one Philox call per 8 tokens and 16 low bits from another call, made only when needed: the
+// screen bits alone bound the token's score (gumbel_bound), and a token whose bound is below a
+// score reached in its row cannot win. The scores reached: the thread's best and the block's
+// (shared, raised with atomicMax). Per 8 tokens the pass costs one Philox call and 8 lg2.approx;
+// after a warp's first steps few tokens need their precise noise (two logs): about 1 in 10^4 of
+// a 151936-wide row in one block, by a host model of this loop.
+// Group g (kGroupLogits) of the row goes to one warp: lane l takes quads 64 g + l and
+// 64 g + 32 + l (loads coalesce) and Philox counter 32 g + l, so the noise is a function of
+// (seed, id) alone, the same however the row is split.
+__device__ Pick best_of_temperature_slice(const float* row, int begin, int end,
+                                          const SamplingRow& p, Shared& sh) {
   const float inv_temperature = 1.0f / p.temperature;
-  TokenRandom random(p.seed, 0);
-  slice.for_each([&](int id, float logit) {
-    // A token that cannot beat this thread's best even with the largest noise needs none.
-    if (noisy_score(logit, inv_temperature, kMaxGumbel) < mine.score) return;
-    mine = better(mine, {noisy_score(logit, inv_temperature, gumbel(random.bits(id))), id, logit});
-  });
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const bool aligned = (reinterpret_cast<std::uintptr_t>(row) & 15) == 0;
+  if (threadIdx.x == 0) sh.best_key = order_key(-INFINITY);
+  __syncthreads();
+  const volatile std::uint32_t& block_best = sh.best_key;
+
+  Pick mine = kNoPick;
+  int group = begin / kGroupLogits + static_cast<int>(threadIdx.x) / 32;
+  auto load = [&](int g, float4& a, float4& b) {  // a group's quads for this lane
+    if (g * kGroupLogits >= end) return;
+    a = load_quad(row, 64 * g + lane, end, aligned);
+    b = load_quad(row, 64 * g + 32 + lane, end, aligned);
+  };
+  float4 a = {}, b = {};
+  load(group, a, b);
+  for (; group * kGroupLogits < end; group += kWarps) {
+    const float x[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+    load(group + kWarps, a, b);  // the next group's loads fly while this one is screened
+    const auto counter = static_cast<std::uint32_t>(32 * group + lane);
+    const uint4 screen = detail::philox4x32_10(make_uint4(counter, 0, kScreenStream, 0), p.seed);
+    float bound[8];
+    float top = NAN;  // the largest bound (fmaxf skips NaN)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      bound[j] = noisy_score(x[j], inv_temperature, gumbel_bound(half_word(screen, j)));
+      top = fmaxf(top, bound[j]);
+    }
+    float reached = fmaxf(mine.score, from_order_key(block_best));
+    if (!(top >= reached)) continue;  // the usual case: no token here can win
+    // The precise noise of the tokens whose bound reaches that score, largest bound first (it
+    // raises the score reached fastest).
+    const uint4 low = detail::philox4x32_10(make_uint4(counter, 0, kLowStream, 0), p.seed);
+    do {
+      Pick token = kNoPick;
+      std::uint32_t bits = 0;
+      bool found = false;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {  // the first token at `top`, taken out of the running
+        if (found || !(bound[j] == top)) continue;
+        found = true;
+        token.id = 4 * (64 * group + 32 * (j / 4) + lane) + j % 4;
+        token.logit = x[j];
+        bits = half_word(screen, j) << 16 | half_word(low, j);
+        bound[j] = NAN;
+      }
+      token.score = noisy_score(token.logit, inv_temperature, gumbel(bits));
+      mine = better(mine, token);
+      if (token.score > reached) {
+        reached = token.score;
+        atomicMax(&sh.best_key, order_key(reached));
+      }
+      top = NAN;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) top = fmaxf(top, bound[j]);
+    } while (top >= reached);
+  }
   return mine;
 }
 
 // Candidates of the blocks of split rows, by row and part; a count of finished parts per row,
 // back to 0 when the row is done.
 struct SplitWorkspace {
-  Pick picks[kSplitBlocks];
-  unsigned arrived[kSplitBlocks];
+  Pick picks[kMaxSplitBlocks];
+  unsigned arrived[kMaxSplitBlocks / 2];  // split rows have two parts or more
 };
 static_assert(sizeof(SplitWorkspace) <= kSampleWorkspaceBytes);
 
@@ -624,15 +728,18 @@ __device__ void sample_one_pass(float* row_data, int vocab, const SamplingRow& p
                                 LogitAdjustment* adjustments, SampledRow& out,
                                 SplitWorkspace* workspace, Shared& sh) {
   const int parts = static_cast<int>(gridDim.y), part = static_cast<int>(blockIdx.y);
-  const int per_part = ((vocab + parts - 1) / parts + 3) & ~3;  // slices keep float4 alignment
+  const int per_part =  // whole groups (which keep float4 alignment)
+      ((vocab + parts - 1) / parts + kGroupLogits - 1) / kGroupLogits * kGroupLogits;
   const int begin = min(part * per_part, vocab), end = min(begin + per_part, vocab);
   const bool adjusted = p.adjust_end > p.adjust_begin;
   if (adjusted) {  // each part its own slice's tokens: no part writes what another reads
     adjust_row(row_data, begin, end, adjustments, p, false);
     __syncthreads();
   }
-  Pick best = block_reduce(best_of_slice({row_data, begin, end}, p), MergePicks{}, sh.temp.pick,
-                           sh.result.pick);
+  const Pick mine = p.temperature > 0.0f
+                        ? best_of_temperature_slice(row_data, begin, end, p, sh)
+                        : best_logit_of_slice({row_data, begin, end});
+  Pick best = block_reduce(mine, MergePicks{}, sh.temp.pick, sh.result.pick);
   if (adjusted) adjust_row(row_data, begin, end, adjustments, p, true);
   if (parts > 1) {
     const int row = static_cast<int>(blockIdx.x);
@@ -671,12 +778,21 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Blocks per one-pass row: about one wave in all, each with at least kMinSlice logits.
+// Blocks per one-pass row, each with at least kMinSlice logits: the count with the least
+// modelled time, waves times (slice + kBlockCostLogits). A few rows fill one wave; at 133 rows,
+// one block per row would leave the second wave nearly empty.
 int parts_per_row(std::int64_t rows, std::int64_t vocab) {
-  if (rows >= kSplitBlocks / 2) return 1;
-  const auto by_rows = kSplitBlocks / static_cast<int>(rows);
-  const auto by_vocab = static_cast<int>((vocab + kMinSlice - 1) / kMinSlice);
-  return by_rows < by_vocab ? by_rows : by_vocab;
+  auto cost = [&](std::int64_t parts) {
+    const std::int64_t waves = (rows * parts + kResidentBlocks - 1) / kResidentBlocks;
+    return waves * ((vocab + parts - 1) / parts + kBlockCostLogits);
+  };
+  const std::int64_t by_vocab = (vocab + kMinSlice - 1) / kMinSlice;
+  const std::int64_t by_workspace = kMaxSplitBlocks / rows;
+  const std::int64_t most = by_vocab < by_workspace ? by_vocab : by_workspace;
+  std::int64_t best = 1;
+  for (std::int64_t parts = 2; parts <= most; ++parts)
+    if (cost(parts) < cost(best)) best = parts;
+  return static_cast<int>(best);
 }
 
 }  // namespace

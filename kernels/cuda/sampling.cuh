@@ -38,10 +38,10 @@ struct LogitAdjustment {
 
 inline constexpr int kMaxTopLogprobs = 20;
 
-// Device scratch that lets few rows spread over several blocks: this many bytes, zeroed before
+// Device scratch that lets rows spread over several blocks: this many bytes, zeroed before
 // the first launch that uses it (each launch leaves it ready for the next), used by one launch
 // at a time.
-inline constexpr std::size_t kSampleWorkspaceBytes = 4096;
+inline constexpr std::size_t kSampleWorkspaceBytes = 32768;
 
 // What sampling a row gives. Only rows with top_logprobs >= 0 get more than the token (the rest
 // are 0): the other rows skip the logsumexp pass.

@@ -2,10 +2,11 @@
 // - greedy tokens equal the CPU's on fresh random logits (ties, penalties, min_tokens masks), with
 //   rows whole and split over blocks; every position can be the maximum;
 // - random tokens follow the CPU's sampling_probs() distribution (chi-square, fixed seeds) for
-//   temperature (rows whole and split), min_p, top_k (in and past the shared-memory path), top_p,
-//   ties, combinations, penalties and masks;
+//   temperature (rows whole and split, in small and large batches; wide and narrow logits),
+//   min_p, top_k (in and past the shared-memory path), top_p, ties, combinations, penalties and
+//   masks;
 // - a row's token depends on its own logits, params and rng only, not on the batch around it
-//   (nor on how many blocks share its row);
+//   (nor on how many blocks share its row, in small batches or large ones);
 // - log-probabilities (rank, top k, logsumexp) are the CPU's, from the raw logits;
 // - the logits are left as they were; a 151936-wide batch of 256 rows samples sensibly.
 // Skips without a CUDA device.
@@ -217,13 +218,18 @@ struct DistributionCase {
   bool penalties = false;
   bool min_tokens = false;
   bool ties = false;  // logits rounded to steps of 0.5: many equal values
-  int rows = 4096;    // per call; few rows of a wide vocabulary are split over blocks
+  int rows = 4096;    // per call; rows of a wide vocabulary are split over blocks
+  float sigma = 2.0f;  // of the normal logits
 };
 
 TEST_F(CudaSamplerTest, RandomTokensFollowTheCpuDistribution) {
   const DistributionCase cases[] = {
       {"temperature", 64, 0.8},
       {"temperature, split rows", 6000, 0.8, 0, 1.0, 0.0, false, false, false, 8},
+      // 133 rows: a block per row would leave the second wave nearly empty, so rows split.
+      {"temperature, split rows of a large batch", 151936, 0.8, 0, 1.0, 0.0, false, false, false,
+       133},
+      {"temperature, narrow logits", 1000, 0.6, 0, 1.0, 0.0, false, false, false, 4096, 0.3f},
       {"hot", 1000, 1.7},
       {"min_p", 64, 1.0, 0, 1.0, 0.1},
       {"top_k", 64, 1.0, 10},
@@ -243,7 +249,7 @@ TEST_F(CudaSamplerTest, RandomTokensFollowTheCpuDistribution) {
   constexpr int kDraws = 4096 * 6;
   for (const DistributionCase& dc : cases) {
     std::mt19937_64 case_rng(12345);  // fixed: the same draws every run
-    std::normal_distribution<float> normal(0.0f, 2.0f);
+    std::normal_distribution<float> normal(0.0f, dc.sigma);
     std::vector<float> logits(dc.vocab);
     for (float& x : logits) x = dc.ties ? std::round(2.0f * normal(case_rng)) / 2.0f
                                         : normal(case_rng);
@@ -311,6 +317,31 @@ TEST_F(CudaSamplerTest, ARowsTokenDoesNotDependOnItsBatch) {
           << "kind " << kind << " in a batch of " << size << " at " << at;
       EXPECT_EQ(batch[at].rng, alone[0].rng);  // the same draws from its stream
     }
+  }
+}
+
+TEST_F(CudaSamplerTest, ALargeBatchSplitsRowsWithoutChangingTheirTokens) {
+  // 133 temperature rows of Qwen3's width share the GPU with rows split in a few parts; alone, a
+  // row spreads over a wave of blocks. Narrow logits (the noise decides) and wide ones.
+  constexpr int kVocab = 151936, kRows = 133;
+  eos_ = {151643};
+  std::vector<RowCase> batch(kRows);
+  for (int r = 0; r < kRows; ++r) {
+    RowCase& c = batch[r];
+    c.logits = normal_logits(kVocab, r % 2 == 0 ? 0.3f : 3.0f);
+    c.params.temperature = 0.6;
+    if (r % 7 == 3) {  // adjusted rows take the same path
+      c.params.presence_penalty = 0.7;
+      c.output = {argmax(c.logits), 5};
+    }
+    c.rng.seed(rng()());
+  }
+  std::vector<RowCase> alone_cases = batch;
+  const std::vector<SampledToken> together = gpu(batch);
+  for (int r = 0; r < kRows; ++r) {
+    std::vector<RowCase> alone = {alone_cases[r]};
+    EXPECT_EQ(gpu(alone).at(0).token, together[r].token) << "row " << r;
+    EXPECT_EQ(alone[0].rng, batch[r].rng) << "row " << r;
   }
 }
 

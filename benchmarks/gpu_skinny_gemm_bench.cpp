@@ -5,7 +5,10 @@
 //   GB/s  weight bytes / us. The GEMMs cycle over copies of W filling >= 256 MB, so W comes from
 //         HBM, not L2, as it does in a decode step.
 // bf16 x and W; y bf16, f32 for the lm_head (the logits). Prints a table, the crossover m (the
-// largest m at which the skinny kernel is faster) per shape, and one JSON line.
+// largest m at which the skinny kernel is faster) per shape, then the gated MLP's fused kernel
+// (launch_skinny_gemm_silu_and_mul on Qwen3-0.6B's gate_up, 1024 x 2 x 3072) against the pair it
+// replaces, the gate_up GEMM (skinny or cuBLAS) then launch_silu_and_mul, timed the same way, and
+// one JSON line.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +21,7 @@
 
 #include "backend/cuda_check.hpp"
 #include "benchmarks/gpu_bench_support.hpp"
+#include "kernels/cuda/activation.cuh"
 #include "kernels/cuda/skinny_gemm.cuh"
 
 namespace minivllm {
@@ -36,6 +40,9 @@ constexpr Shape kShapes[] = {
     {"gate_up", 1024, 6144, DType::bf16}, {"o", 2048, 1024, DType::bf16},
     {"down", 3072, 1024, DType::bf16},  {"lm_head", 1024, 151936, DType::f32}};
 constexpr std::int64_t kMs[] = {1, 2, 4, 8, 16, 32};
+// The fused gate_up + silu_and_mul: Qwen3-0.6B's MLP at the decode m it may serve.
+constexpr std::int64_t kMlpHidden = 1024, kMlpIntermediate = 3072;
+constexpr std::int64_t kFusedMs[] = {1, 2, 4, 8};
 constexpr int kLaunches = 64;
 constexpr int kReplays = 9;
 constexpr std::size_t kRotationBytes = std::size_t{256} << 20;
@@ -45,6 +52,17 @@ struct Result {
   std::string shape;
   std::int64_t in, out, m;
   double skinny_us, cublas_us, weight_mb;
+};
+
+// us per gated MLP activation: the fused kernel, and the GEMM + silu_and_mul pairs.
+struct FusedResult {
+  std::int64_t m;
+  double fused_us, skinny_pair_us, cublas_pair_us;
+};
+
+struct Results {
+  std::vector<Result> gemms;
+  std::vector<FusedResult> fused;
 };
 
 // Median device microseconds of one call of `launch(i)` (i: the launch's index), run kLaunches
@@ -78,7 +96,69 @@ double time_per_launch(cudaStream_t stream, const std::function<void(int)>& laun
   return us[us.size() / 2];
 }
 
-std::vector<Result> run() {
+// y [m, out] = x [m, in] @ w [out, in]^T as CudaOps::linear calls cuBLAS.
+void cublas_gemm(cublasHandle_t blas, const void* w, const void* x, void* y, DType y_dtype,
+                 std::int64_t m, std::int64_t out, std::int64_t in) {
+  const float alpha = 1.0f, beta = 0.0f;
+  const cudaDataType_t y_type = y_dtype == DType::f32 ? CUDA_R_32F : CUDA_R_16BF;
+  MV_CUDA_CHECK(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(out),
+                             static_cast<int>(m), static_cast<int>(in), &alpha, w, CUDA_R_16BF,
+                             static_cast<int>(in), x, CUDA_R_16BF, static_cast<int>(in), &beta, y,
+                             y_type, static_cast<int>(out), CUBLAS_COMPUTE_32F,
+                             CUBLAS_GEMM_DEFAULT));
+}
+
+// Copies of a weight [out, in] filling >= kRotationBytes, so that each launch reads its weight
+// from HBM, and an x of max_m rows; every element bf16 0x3C3C (about 0.011).
+struct RotatedWeights {
+  std::size_t w_bytes, copies;
+  DeviceMemory w, x;
+
+  RotatedWeights(std::int64_t out, std::int64_t in, std::int64_t max_m)
+      : w_bytes(static_cast<std::size_t>(out * in) * 2),
+        copies(std::max<std::size_t>(1, (kRotationBytes + w_bytes - 1) / w_bytes)),
+        w(copies * w_bytes),
+        x(static_cast<std::size_t>(max_m * in) * 2) {
+    MV_CUDA_CHECK(cudaMemset(w.get(), 0x3C, copies * w_bytes));
+    MV_CUDA_CHECK(cudaMemset(x.get(), 0x3C, static_cast<std::size_t>(max_m * in) * 2));
+  }
+  const char* weight(int i) const {
+    return w.get() + (static_cast<std::size_t>(i) % copies) * w_bytes;
+  }
+};
+
+std::vector<FusedResult> run_fused(cudaStream_t stream, cublasHandle_t blas) {
+  const std::int64_t max_m = kFusedMs[std::size(kFusedMs) - 1];
+  const std::int64_t width = kMlpIntermediate, in = kMlpHidden;
+  const RotatedWeights gate_up(2 * width, in, max_m);
+  DeviceMemory y(static_cast<std::size_t>(max_m * 2 * width) * 2),
+      out(static_cast<std::size_t>(max_m * width) * 2);
+  std::vector<FusedResult> results;
+  for (const std::int64_t m : kFusedMs) {
+    FusedResult r{m, 0, 0, 0};
+    r.fused_us = time_per_launch(stream, [&](int i) {
+      MV_CUDA_CHECK(cuda::launch_skinny_gemm_silu_and_mul(gate_up.x.get(), gate_up.weight(i),
+                                                          out.get(), m, width, in, stream));
+    });
+    const auto silu_and_mul = [&] {
+      MV_CUDA_CHECK(cuda::launch_silu_and_mul(DType::bf16, y.get(), out.get(), m, width, stream));
+    };
+    r.skinny_pair_us = time_per_launch(stream, [&](int i) {
+      MV_CUDA_CHECK(cuda::launch_skinny_gemm(gate_up.x.get(), gate_up.weight(i), DType::bf16,
+                                             y.get(), m, 2 * width, in, stream));
+      silu_and_mul();
+    });
+    r.cublas_pair_us = time_per_launch(stream, [&](int i) {
+      cublas_gemm(blas, gate_up.weight(i), gate_up.x.get(), y.get(), DType::bf16, m, 2 * width,
+                  in);
+      silu_and_mul();
+    });
+    results.push_back(r);
+  }
+  return results;
+}
+
+Results run() {
   cudaStream_t stream = nullptr;
   MV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   cublasHandle_t blas = nullptr;
@@ -87,40 +167,31 @@ std::vector<Result> run() {
   MV_CUDA_CHECK(cublasSetStream(blas, stream));
   MV_CUDA_CHECK(cublasSetWorkspace(blas, workspace.get(), kBlasWorkspaceBytes));
   const std::int64_t max_m = kMs[std::size(kMs) - 1];
-  std::vector<Result> results;
+  Results results;
   for (const Shape& s : kShapes) {
-    const std::size_t w_bytes = static_cast<std::size_t>(s.out * s.in) * 2;
-    const std::size_t copies = std::max<std::size_t>(1, (kRotationBytes + w_bytes - 1) / w_bytes);
-    DeviceMemory w(copies * w_bytes), x(static_cast<std::size_t>(max_m * s.in) * 2),
-        y(static_cast<std::size_t>(max_m * s.out) * 4);
-    MV_CUDA_CHECK(cudaMemset(w.get(), 0x3C, copies * w_bytes));  // bf16 0x3C3C: about 0.011
-    MV_CUDA_CHECK(cudaMemset(x.get(), 0x3C, static_cast<std::size_t>(max_m * s.in) * 2));
-    const auto weight = [&](int i) { return w.get() + (static_cast<std::size_t>(i) % copies) * w_bytes; };
+    const RotatedWeights rotated(s.out, s.in, max_m);
+    DeviceMemory y(static_cast<std::size_t>(max_m * s.out) * 4);
     for (const std::int64_t m : kMs) {
-      Result r{s.name, s.in, s.out, m, 0, 0, static_cast<double>(w_bytes) / 1e6};
+      Result r{s.name, s.in, s.out, m, 0, 0, static_cast<double>(rotated.w_bytes) / 1e6};
       r.skinny_us = time_per_launch(stream, [&](int i) {
-        MV_CUDA_CHECK(cuda::launch_skinny_gemm(x.get(), weight(i), s.out_dtype, y.get(), m, s.out,
-                                               s.in, stream));
+        MV_CUDA_CHECK(cuda::launch_skinny_gemm(rotated.x.get(), rotated.weight(i), s.out_dtype,
+                                               y.get(), m, s.out, s.in, stream));
       });
-      const float alpha = 1.0f, beta = 0.0f;
-      const cudaDataType_t y_type = s.out_dtype == DType::f32 ? CUDA_R_32F : CUDA_R_16BF;
       r.cublas_us = time_per_launch(stream, [&](int i) {
-        MV_CUDA_CHECK(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.out),
-                                   static_cast<int>(m), static_cast<int>(s.in), &alpha, weight(i),
-                                   CUDA_R_16BF, static_cast<int>(s.in), x.get(), CUDA_R_16BF,
-                                   static_cast<int>(s.in), &beta, y.get(), y_type,
-                                   static_cast<int>(s.out), CUBLAS_COMPUTE_32F,
-                                   CUBLAS_GEMM_DEFAULT));
+        cublas_gemm(blas, rotated.weight(i), rotated.x.get(), y.get(), s.out_dtype, m, s.out,
+                    s.in);
       });
-      results.push_back(r);
+      results.gemms.push_back(r);
     }
   }
+  results.fused = run_fused(stream, blas);
   MV_CUDA_CHECK(cublasDestroy(blas));
   MV_CUDA_CHECK(cudaStreamDestroy(stream));
   return results;
 }
 
-void print(const std::vector<Result>& results) {
+void print(const Results& all) {
+  const std::vector<Result>& results = all.gemms;
   cudaDeviceProp prop{};
   MV_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("skinny GEMM vs cublasGemmEx on %s, bf16 x/W, fp32 accumulation\n", prop.name);
@@ -139,6 +210,15 @@ void print(const std::vector<Result>& results) {
     std::printf("crossover %-8s: skinny faster up to m = %lld (of those measured)\n", s.name,
                 static_cast<long long>(crossover));
   }
+  std::printf("\ngate_up %lld x 2 x %lld with silu_and_mul, us: fused kernel vs GEMM + "
+              "silu_and_mul\n",
+              static_cast<long long>(kMlpHidden), static_cast<long long>(kMlpIntermediate));
+  std::printf("%3s %10s %15s %15s %10s\n", "m", "fused_us", "skinny_pair_us", "cublas_pair_us",
+              "saved_us");
+  for (const FusedResult& f : all.fused)
+    std::printf("%3lld %10.2f %15.2f %15.2f %10.2f\n", static_cast<long long>(f.m), f.fused_us,
+                f.skinny_pair_us, f.cublas_pair_us,
+                std::min(f.skinny_pair_us, f.cublas_pair_us) - f.fused_us);
   std::printf("{\"bench\": \"gpu_skinny_gemm\", \"device\": \"%s\", \"results\": [", prop.name);
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
@@ -147,6 +227,14 @@ void print(const std::vector<Result>& results) {
                 i == 0 ? "" : ", ", r.shape.c_str(), static_cast<long long>(r.in),
                 static_cast<long long>(r.out), static_cast<long long>(r.m), r.weight_mb,
                 r.skinny_us, r.cublas_us);
+  }
+  std::printf("], \"gate_up_silu_and_mul\": [");
+  for (std::size_t i = 0; i < all.fused.size(); ++i) {
+    const FusedResult& f = all.fused[i];
+    std::printf("%s{\"m\": %lld, \"fused_us\": %.3f, \"skinny_pair_us\": %.3f, "
+                "\"cublas_pair_us\": %.3f}",
+                i == 0 ? "" : ", ", static_cast<long long>(f.m), f.fused_us, f.skinny_pair_us,
+                f.cublas_pair_us);
   }
   std::printf("]}\n");
 }

@@ -5,6 +5,7 @@
 
 #include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/detail/element.cuh"
+#include "kernels/cuda/detail/silu.cuh"
 
 namespace minivllm::cuda {
 namespace {
@@ -12,6 +13,7 @@ namespace {
 using detail::from_float;
 using detail::kVecElems;
 using detail::Packet;
+using detail::silu_times;
 using detail::to_float;
 
 constexpr int kThreads = 256;
@@ -19,10 +21,6 @@ constexpr std::int64_t kMaxBlocks = 65536;
 // Threads an H200 holds at once (132 SMs of 2,048): past that many vectors, each thread of the
 // vector kernel takes two, their loads in flight together.
 constexpr std::int64_t kGpuThreads = 132 * 2048;
-
-__device__ __forceinline__ float silu_times(float gate, float up) {
-  return gate / (1.0f + expf(-gate)) * up;
-}
 
 // Grid-stride over 16-byte vectors of out, two per step (i and i + stride; small launches get a
 // grid that gives each thread one): vector i of row r = i / width_vecs reads its gate at vector

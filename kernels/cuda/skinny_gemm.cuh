@@ -21,4 +21,13 @@ cudaError_t launch_skinny_gemm(const void* x, const void* w, DType out_dtype, vo
                                std::int64_t m, std::int64_t out_features, std::int64_t in_features,
                                cudaStream_t stream);
 
+// The gated MLP's activation fused into the GEMM's epilogue: out [m, width] = silu(x @ W_gate^T) *
+// (x @ W_up^T), gate_up_w [2 * width, in] holding the gate rows then the up rows (the fused
+// gate/up projection), x and gate_up_w bf16, out bf16. Bit for bit launch_skinny_gemm to bf16 y
+// followed by launch_silu_and_mul (activation.cuh), in one kernel; the same operand conditions
+// (skinny_gemm_supports), cost and graph safety as launch_skinny_gemm.
+cudaError_t launch_skinny_gemm_silu_and_mul(const void* x, const void* gate_up_w, void* out,
+                                            std::int64_t m, std::int64_t width,
+                                            std::int64_t in_features, cudaStream_t stream);
+
 }  // namespace minivllm::cuda

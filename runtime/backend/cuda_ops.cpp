@@ -47,6 +47,22 @@ Tensor shape_only(Shape shape) {
   return {nullptr, nullptr, DType::f32, std::move(shape), Device::cuda};
 }
 
+// Whether x [m, in] @ weight [out, in]^T runs on the skinny GEMM rather than cuBLAS: where it beat
+// cuBLAS on the H200 (benchmarks/gpu_skinny_gemm_bench.cpp; figures in kernels/cuda/
+// skinny_gemm.md): at m = 1 on every Qwen3-0.6B shape (1.07x on the lm_head to 4.3x on o_proj),
+// and at m <= 8 while m x in x out <= 2^23 (k/v up to m = 8, o up to 4, gate/up 2; fused qkv at
+// m = 2 is the one such point it lost, by 3 %). Its time grows about linearly in m x W, cuBLAS's
+// hardly. x must already be in the compute dtype.
+bool use_skinny_gemm(DType compute_dtype, const Tensor& x, const Tensor& weight) {
+  constexpr std::int64_t kSkinnyMaxRows = 8;
+  constexpr std::int64_t kSkinnyMaxMultiplyAdds = std::int64_t{1} << 23;
+  const std::int64_t m = x.dim(0), out_features = weight.dim(0), in_features = x.dim(1);
+  const bool skinny_wins =
+      m == 1 || (m <= kSkinnyMaxRows && m * in_features * out_features <= kSkinnyMaxMultiplyAdds);
+  return compute_dtype == DType::bf16 && skinny_wins &&
+         cuda::skinny_gemm_supports(in_features, x.data(), weight.data());
+}
+
 // How many of the batch's sequences, from the first, have exactly one new token.
 std::int32_t leading_decodes(const Batch& batch) {
   std::int32_t s = 0;
@@ -212,17 +228,7 @@ Tensor CudaOps::linear(const Tensor& x, const Tensor& weight) {
   if (y.numel() == 0) return y;
   // An f32 x against bf16 weights (the logits): bf16 inputs, f32 accumulation and output.
   const Tensor a = convert(x, dtype_);
-  // The skinny GEMM where it beat cuBLAS on the H200 (benchmarks/gpu_skinny_gemm_bench.cpp;
-  // figures in kernels/cuda/skinny_gemm.md): at m = 1 on every Qwen3-0.6B shape (1.07x on the
-  // lm_head to 4.3x on o_proj), and at m <= 8 while m x in x out <= 2^23 (k/v up to m = 8, o up to
-  // 4, gate/up 2; fused qkv at m = 2 is the one such point it lost, by 3 %). Its time grows about
-  // linearly in m x W, cuBLAS's hardly.
-  constexpr std::int64_t kSkinnyMaxRows = 8;
-  constexpr std::int64_t kSkinnyMaxMultiplyAdds = std::int64_t{1} << 23;
-  const bool skinny_wins =
-      m == 1 || (m <= kSkinnyMaxRows && m * in_features * out_features <= kSkinnyMaxMultiplyAdds);
-  if (dtype_ == DType::bf16 && skinny_wins &&
-      cuda::skinny_gemm_supports(in_features, a.data(), weight.data())) {
+  if (use_skinny_gemm(dtype_, a, weight)) {
     MV_CUDA_CHECK(cuda::launch_skinny_gemm(a.data(), weight.data(), y.dtype(), y.data(), m,
                                            out_features, in_features, stream_));
     return y;
@@ -265,6 +271,19 @@ Tensor CudaOps::add_rms_norm(const Tensor& x, Tensor& residual, const Tensor& we
 Tensor CudaOps::attention_inputs(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
                                  float eps, const Tensor& inv_freq, Tensor& key_cache,
                                  Tensor& value_cache, const Batch& batch) {
+  std::shared_ptr<void> keep[2];
+  Tensor q;
+  const cuda::AttentionInputsParams p =
+      attention_inputs_params(qkv, q_norm, k_norm, eps, inv_freq, key_cache, value_cache, batch,
+                              q, keep);
+  if (p.num_tokens > 0) MV_CUDA_CHECK(cuda::launch_attention_inputs(p, stream_));
+  return q;
+}
+
+cuda::AttentionInputsParams CudaOps::attention_inputs_params(
+    const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, float eps,
+    const Tensor& inv_freq, Tensor& key_cache, Tensor& value_cache, const Batch& batch, Tensor& q,
+    std::shared_ptr<void> (&keep)[2]) {
   require_device(qkv, dtype_, 2, "attention_inputs", "qkv");
   require_device(key_cache, dtype_, 4, "attention_inputs", "key cache");
   require_device(value_cache, dtype_, 4, "attention_inputs", "value cache");
@@ -273,11 +292,10 @@ Tensor CudaOps::attention_inputs(const Tensor& qkv, const Tensor& q_norm, const 
   require_device(inv_freq, DType::f32, 1, "attention_inputs", "inv_freq");
   const AttentionInputsShape shape = check_attention_inputs(
       "CudaOps", qkv, q_norm, k_norm, inv_freq, key_cache, value_cache, batch);
-  Tensor q = empty({qkv.dim(0), shape.num_heads * shape.head_dim}, dtype_);
-  if (qkv.dim(0) == 0) return q;
-  const cuda::DeviceBatch* step = staged(batch);
-  std::shared_ptr<void> keep[2];
+  q = empty({qkv.dim(0), shape.num_heads * shape.head_dim}, dtype_);
   cuda::AttentionInputsParams p;
+  if (qkv.dim(0) == 0) return p;
+  const cuda::DeviceBatch* step = staged(batch);
   p.dtype = dtype_;
   p.qkv = qkv.data();
   p.q = q.data();
@@ -294,8 +312,7 @@ Tensor CudaOps::attention_inputs(const Tensor& qkv, const Tensor& q_norm, const 
   p.q_norm_weight = q_norm.data();
   p.k_norm_weight = k_norm.data();
   p.norm_eps = eps;
-  MV_CUDA_CHECK(cuda::launch_attention_inputs(p, stream_));
-  return q;
+  return p;
 }
 
 Tensor CudaOps::silu_and_mul(const Tensor& gate_up) {
@@ -309,48 +326,43 @@ Tensor CudaOps::silu_and_mul(const Tensor& gate_up) {
   return out;
 }
 
+Tensor CudaOps::linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weight) {
+  require_device(x, dtype_, 2, "linear_silu_and_mul", "x");
+  require_device(gate_up_weight, dtype_, 2, "linear_silu_and_mul", "gate_up_weight");
+  REQUIRE(x.dim(1) == gate_up_weight.dim(1) && gate_up_weight.dim(0) % 2 == 0,
+          "linear_silu_and_mul",
+          "x " + shape_string(x.shape()) + " does not match gate_up_weight " +
+              shape_string(gate_up_weight.shape()) + " (its rows must be gate then up)");
+  // Fused only where linear would take the skinny GEMM: elsewhere cuBLAS is faster than it.
+  if (!use_skinny_gemm(dtype_, x, gate_up_weight))
+    return Ops::linear_silu_and_mul(x, gate_up_weight);
+  const std::int64_t width = gate_up_weight.dim(0) / 2;
+  Tensor out = empty({x.dim(0), width}, dtype_);
+  if (out.numel() > 0)
+    MV_CUDA_CHECK(cuda::launch_skinny_gemm_silu_and_mul(x.data(), gate_up_weight.data(),
+                                                        out.data(), x.dim(0), width, x.dim(1),
+                                                        stream_));
+  return out;
+}
+
 Tensor CudaOps::paged_attention(const Tensor& q, const Tensor& key_cache,
                                 const Tensor& value_cache, const Batch& batch, float scale) {
-  require_device(q, dtype_, 2, "paged_attention", "q");
-  require_device(key_cache, dtype_, 4, "paged_attention", "key cache");
-  require_device(value_cache, dtype_, 4, "paged_attention", "value cache");
-  const AttentionShape shape = check_paged_attention("CudaOps", q, key_cache, value_cache, batch);
-  const cuda::DeviceBatch* step = staged(batch);
-  if (step != nullptr) step_->checked = {step_->checked.vocab, key_cache.shape(), q.dim(1)};
-  Tensor out = empty(q.shape(), dtype_);
-  if (q.numel() == 0) return out;
   std::shared_ptr<void> keep[3];
-  cuda::PagedAttentionParams p;
-  p.dtype = dtype_;
-  p.q = q.data();
-  p.key_cache = key_cache.data();
-  p.value_cache = value_cache.data();
-  p.block_tables = step != nullptr ? step->block_tables : upload(batch.block_tables, keep[0]);
-  p.query_start = step != nullptr ? step->query_start : upload(batch.query_start, keep[1]);
-  p.context_lens = step != nullptr ? step->context_lens : upload(batch.context_lens, keep[2]);
-  p.num_seqs = batch.num_seqs();
-  p.max_query_len = shape.max_query_len;
-  p.max_blocks_per_seq = batch.max_blocks_per_seq;
-  p.num_blocks = key_cache.dim(0);
-  p.block_size = key_cache.dim(1);
-  p.num_heads = shape.num_heads;
-  p.num_kv_heads = key_cache.dim(2);
-  p.head_dim = key_cache.dim(3);
-  p.scale = scale;
-  p.out = out.data();
+  Tensor out;
+  const cuda::PagedAttentionParams p =
+      paged_attention_params(q, key_cache, value_cache, batch, scale, out, keep);
+  if (q.numel() == 0) return out;
   // The leading one-token sequences through the decode kernel, the rest through the prefill
   // kernel from an offset into the per-sequence arrays (query_start holds absolute token rows).
   const std::int32_t decodes = leading_decodes(batch);
   if (decodes > 0) {
     cuda::PagedAttentionParams d = p;
     d.num_seqs = decodes;
-    // The decode kernel's split-K partial results; back to the allocator in stream order.
-    std::shared_ptr<void> workspace;
-    if ((d.workspace_bytes = cuda::decode_attention_workspace_bytes(d)) > 0) {
-      workspace = allocator_->allocate(d.workspace_bytes);
-      d.workspace = workspace.get();
+    if (decodes < p.num_seqs) {  // these cover all the batch's sequences
+      d.seq_order = nullptr;
+      d.total_context = nullptr;
     }
-    MV_CUDA_CHECK(cuda::launch_decode_attention(d, stream_));
+    launch_decode_attention(d, nullptr);
   }
   if (decodes < p.num_seqs) {
     cuda::PagedAttentionParams r = p;
@@ -361,6 +373,73 @@ Tensor CudaOps::paged_attention(const Tensor& q, const Tensor& key_cache,
     MV_CUDA_CHECK(cuda::launch_prefill_attention(r, stream_));
   }
   return out;
+}
+
+Tensor CudaOps::attention(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
+                          float eps, const Tensor& inv_freq, Tensor& key_cache,
+                          Tensor& value_cache, const Batch& batch, float scale) {
+  // Decode batches run attention_inputs inside the decode kernel (one kernel fewer per layer).
+  if (batch.num_seqs() > 0 && leading_decodes(batch) == batch.num_seqs()) {
+    std::shared_ptr<void> inputs_keep[2], attention_keep[3];
+    Tensor q, out;  // q only gives the checks its shape: the fused kernel writes none
+    const cuda::AttentionInputsParams inputs = attention_inputs_params(
+        qkv, q_norm, k_norm, eps, inv_freq, key_cache, value_cache, batch, q, inputs_keep);
+    const cuda::PagedAttentionParams p =
+        paged_attention_params(q, key_cache, value_cache, batch, scale, out, attention_keep);
+    if (q.numel() > 0 && cuda::decode_attention_fuses_inputs(p, inputs)) {
+      launch_decode_attention(p, &inputs);
+      return out;
+    }
+  }
+  return Ops::attention(qkv, q_norm, k_norm, eps, inv_freq, key_cache, value_cache, batch, scale);
+}
+
+void CudaOps::launch_decode_attention(cuda::PagedAttentionParams p,
+                                      const cuda::AttentionInputsParams* inputs) {
+  // The decode kernel's split-K partial results; back to the allocator in stream order.
+  std::shared_ptr<void> workspace;
+  if ((p.workspace_bytes = cuda::decode_attention_workspace_bytes(p)) > 0) {
+    workspace = allocator_->allocate(p.workspace_bytes);
+    p.workspace = workspace.get();
+  }
+  MV_CUDA_CHECK(inputs != nullptr ? cuda::launch_decode_attention_with_inputs(p, *inputs, stream_)
+                                  : cuda::launch_decode_attention(p, stream_));
+}
+
+cuda::PagedAttentionParams CudaOps::paged_attention_params(const Tensor& q,
+                                                           const Tensor& key_cache,
+                                                           const Tensor& value_cache,
+                                                           const Batch& batch, float scale,
+                                                           Tensor& out,
+                                                           std::shared_ptr<void> (&keep)[3]) {
+  require_device(q, dtype_, 2, "paged_attention", "q");
+  require_device(key_cache, dtype_, 4, "paged_attention", "key cache");
+  require_device(value_cache, dtype_, 4, "paged_attention", "value cache");
+  const AttentionShape shape = check_paged_attention("CudaOps", q, key_cache, value_cache, batch);
+  const cuda::DeviceBatch* step = staged(batch);
+  if (step != nullptr) step_->checked = {step_->checked.vocab, key_cache.shape(), q.dim(1)};
+  out = empty(q.shape(), dtype_);
+  cuda::PagedAttentionParams p;
+  p.dtype = dtype_;
+  p.q = q.data();
+  p.key_cache = key_cache.data();
+  p.value_cache = value_cache.data();
+  p.block_tables = step != nullptr ? step->block_tables : upload(batch.block_tables, keep[0]);
+  p.query_start = step != nullptr ? step->query_start : upload(batch.query_start, keep[1]);
+  p.context_lens = step != nullptr ? step->context_lens : upload(batch.context_lens, keep[2]);
+  p.seq_order = step != nullptr ? step->decode_order : nullptr;  // over the whole batch
+  p.total_context = step != nullptr ? step->context_total : nullptr;
+  p.num_seqs = batch.num_seqs();
+  p.max_query_len = shape.max_query_len;
+  p.max_blocks_per_seq = batch.max_blocks_per_seq;
+  p.num_blocks = key_cache.dim(0);
+  p.block_size = key_cache.dim(1);
+  p.num_heads = shape.num_heads;
+  p.num_kv_heads = key_cache.dim(2);
+  p.head_dim = key_cache.dim(3);
+  p.scale = scale;
+  p.out = out.data();
+  return p;
 }
 
 Tensor CudaOps::gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) {

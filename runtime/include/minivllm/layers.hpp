@@ -41,15 +41,16 @@ struct RmsNorm {
   }
 };
 
-// down(silu(gate(x)) * up(x)), gate and up as one GEMM; loads `<prefix>gate_proj.weight` and
-// `<prefix>up_proj.weight` stacked into one weight, and `<prefix>down_proj.weight`.
+// down(silu(gate(x)) * up(x)), gate and up as one GEMM with the activation
+// (Ops::linear_silu_and_mul); loads `<prefix>gate_proj.weight` and `<prefix>up_proj.weight`
+// stacked into one weight, and `<prefix>down_proj.weight`.
 struct GatedMlp {
   Linear gate_up_proj, down_proj;
 
   static GatedMlp load(WeightLoader& loader, const std::string& prefix, std::int64_t hidden,
                        std::int64_t intermediate);
   Tensor operator()(Ops& ops, const Tensor& x) const {
-    return down_proj(ops, ops.silu_and_mul(gate_up_proj(ops, x)));
+    return down_proj(ops, ops.linear_silu_and_mul(x, gate_up_proj.weight));
   }
 };
 
@@ -82,7 +83,7 @@ struct RotaryEmbedding {
 
 // One layer's attention over the paged cache, from its fused q/k/v projection: the q and k heads
 // normed per head (q_norm / k_norm; default-constructed for none) and rotated, k and v stored in
-// the cache (Ops::attention_inputs), then causal attention.
+// the cache, then causal attention (Ops::attention).
 struct PagedAttention {
   std::int64_t layer = 0;  // index into the KvCacheView
   float scale = 1.0f;

@@ -42,7 +42,7 @@ struct ModelContext {
 using ModelFactory = std::unique_ptr<Model> (*)(const ModelContext& context);
 
 // Bump whenever a type in these headers changes layout or a virtual function changes.
-inline constexpr std::uint32_t kPluginAbiVersion = 3;
+inline constexpr std::uint32_t kPluginAbiVersion = 4;
 
 class ModelRegistrar {
  public:

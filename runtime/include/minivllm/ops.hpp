@@ -83,10 +83,26 @@ class Ops {
   // silu(gate) * up, elementwise, from the fused gate/up projection: each row of gate_up
   // [num_tokens, 2 * intermediate] is gate then up -> [num_tokens, intermediate].
   virtual Tensor silu_and_mul(const Tensor& gate_up) = 0;
+  // silu_and_mul(linear(x, gate_up_weight)): the gated MLP's activation from its input x [m, in]
+  // and fused gate/up weight [2 * intermediate, in] -> [m, intermediate]. A backend may run the
+  // two as one kernel (same result); this default composes them.
+  virtual Tensor linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weight) {
+    return silu_and_mul(linear(x, gate_up_weight));
+  }
   // Causal attention of q [num_tokens, heads * head_dim] over the paged cache (prefill, chunked
   // prefill, prefix hits and decode alike; see Batch) -> [num_tokens, heads * head_dim].
   virtual Tensor paged_attention(const Tensor& q, const Tensor& key_cache,
                                  const Tensor& value_cache, const Batch& batch, float scale) = 0;
+  // paged_attention of the q that attention_inputs makes (with the same arguments): an attention
+  // layer's core from its fused projection. A backend may run the two as one kernel (same
+  // result); this default composes them.
+  virtual Tensor attention(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
+                           float eps, const Tensor& inv_freq, Tensor& key_cache,
+                           Tensor& value_cache, const Batch& batch, float scale) {
+    const Tensor q =
+        attention_inputs(qkv, q_norm, k_norm, eps, inv_freq, key_cache, value_cache, batch);
+    return paged_attention(q, key_cache, value_cache, batch, scale);
+  }
   // The rows of x [n, features] listed in `rows`, in order.
   virtual Tensor gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) = 0;
 };

@@ -153,6 +153,7 @@ int main() {
         std::int32_t* d_tables = upload(tables);
         std::int32_t* d_query_start = upload(query_start);
         std::int32_t* d_context_lens = upload(context_lens);
+        std::int64_t* d_total_context = upload(std::vector<std::int64_t>{tokens});
         std::uint16_t* d_q = upload(q);
         void* d_out = device_alloc(q.size() * sizeof(std::uint16_t));
 
@@ -173,6 +174,7 @@ int main() {
         p.head_dim = kHeadDim;
         p.scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
         p.out = d_out;
+        p.total_context = d_total_context;  // as the engine gives it
         p.workspace_bytes = cuda::decode_attention_workspace_bytes(p);
         p.workspace = p.workspace_bytes > 0 ? device_alloc(p.workspace_bytes) : nullptr;
         const float ms = median_ms(kWarmup, kReps, [&](int rep) {
@@ -188,7 +190,8 @@ int main() {
                                                          partial_bytes),
                            ms * 1e3, gbs, 100.0 * gbs / copy});
         for (void* d : {static_cast<void*>(d_tables), static_cast<void*>(d_query_start),
-                        static_cast<void*>(d_context_lens), static_cast<void*>(d_q), d_out,
+                        static_cast<void*>(d_context_lens), static_cast<void*>(d_total_context),
+                        static_cast<void*>(d_q), d_out,
                         p.workspace})
           check(cudaFree(d), "cudaFree");
       }

@@ -51,11 +51,26 @@ struct DecodePlan {
   int head_chunks = 1;            // blocks per KV head: ceil(group / rows per block)
   int num_splits = 1;
   std::int64_t keys_per_split = 0;  // a multiple of kWarps * keys_per_step
+  // Balanced (one wave, two splits): keys_per_split grows to the step's total context spread
+  // over `slots` blocks (balance()), so sequences split only where lengths are uneven.
+  bool balanced = false;
+  std::int64_t slots = 0;
   bool block_aligned = false;     // a step never crosses a cache block
   int block_shift = -1;           // log2(block_size) when a power of two
   float* partial_acc = nullptr;   // [num_seqs, num_heads, num_splits, head_dim]
   float* partial_max_sum = nullptr;  // [num_seqs, num_heads, num_splits, 2]
 };
+
+// A balanced plan's split length for this step: at least the total context's even share of the
+// GPU's block slots (p.total_context is an upload: read before the wait).
+__device__ __forceinline__ void balance(DecodePlan& plan, const PagedAttentionParams& p) {
+  if (!plan.balanced) return;
+  const std::int64_t round = std::int64_t{kWarps} * plan.keys_per_step;
+  const std::int64_t units_per_seq = p.num_kv_heads * plan.head_chunks;
+  const std::int64_t even = (*p.total_context * units_per_seq + plan.slots - 1) / plan.slots;
+  const std::int64_t keys = (even + round - 1) / round * round;
+  if (keys > plan.keys_per_split) plan.keys_per_split = keys;
+}
 
 // The splits a sequence uses: 1 for one that is invalid (its only block writes NaN).
 __device__ __forceinline__ int splits_of(bool valid, std::int32_t context_len,
@@ -162,6 +177,7 @@ template <class T, int kRows, bool kFused>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     decode_split_kernel(PagedAttentionParams p, DecodePlan plan, FusedInputs in) {
   constexpr int kVec = kVecElems<T>;
+  balance(plan, p);
   // Per warp and stage: each pass's keys and values, a 16-byte piece per lane.
   __shared__ uint4 ring[kWarps][kStages][kPassesPerStep][2][32];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -492,6 +508,7 @@ template <class T>
 __global__ void __launch_bounds__(kMergeWarps * 32)
     decode_merge_kernel(PagedAttentionParams p, DecodePlan plan) {
   const int lane = threadIdx.x % 32;
+  balance(plan, p);
   const std::int64_t row = blockIdx.x * std::int64_t{kMergeWarps} + threadIdx.x / 32;
   const bool has_row = row < p.num_seqs * p.num_heads;
   const std::int64_t seq = row / p.num_heads, head = row % p.num_heads;
@@ -568,6 +585,16 @@ DecodePlan make_plan(const PagedAttentionParams& p, int sm_count, std::size_t wo
                      static_cast<std::int64_t>(workspace_bytes / std::max<std::int64_t>(
                                                                       partial_bytes, 1))});
   splits = std::max<std::int64_t>(splits, 1);
+  // One split each in at most one wave: the longest sequence sets the kernel's time. Two
+  // splits whose length follows the step's total context (balance) halve that in a batch of
+  // uneven lengths and leave an even batch at one split per sequence (its second blocks exit).
+  if (splits == 1 && units <= slots && p.total_context != nullptr &&
+      max_context >= 2 * min_split_keys &&
+      workspace_bytes / std::max<std::int64_t>(partial_bytes, 1) >= 2) {
+    splits = 2;
+    plan.balanced = true;
+    plan.slots = slots;
+  }
   plan.keys_per_split = ceil_div(ceil_div(max_context, splits), round) * round;
   plan.num_splits = static_cast<int>(ceil_div(max_context, plan.keys_per_split));
   return plan;

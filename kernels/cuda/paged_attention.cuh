@@ -45,6 +45,10 @@ struct PagedAttentionParams {
   // blocks (started in grid order) take the sequences. Longest context first keeps every
   // multiprocessor busy to the end of a batch of mixed lengths. Null: 0, 1, 2, ...
   const std::int32_t* seq_order = nullptr;
+  // Decode only, optional: the sum of the sequences' context lengths (one value on the device).
+  // A batch that fits in one wave of blocks then splits its longest contexts when the lengths
+  // are uneven (the split length follows the total, so graphs stay valid).
+  const std::int64_t* total_context = nullptr;
 };
 
 // New token i (0-based) of a sequence with query_len new tokens sits at position

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <vector>
 
 #include "backend/cuda_check.hpp"
@@ -41,6 +42,8 @@ BatchLayout BatchLayout::of(const Batch& b) {
   l.query_start = place(b.query_start, bytes);
   l.context_lens = place(b.context_lens, bytes);
   l.decode_order = place(b.context_lens, bytes);  // one entry per sequence too
+  l.context_total = bytes;
+  bytes += kAlign;
   l.block_tables = place(b.block_tables, bytes);
   l.logits_rows = place(b.logits_rows, bytes);
   l.bytes = bytes;
@@ -51,7 +54,8 @@ DeviceBatch DeviceBatch::at(const void* base, const BatchLayout& l) {
   return {at_offset<std::int32_t>(base, l.token_ids),    at_offset<std::int32_t>(base, l.positions),
           at_offset<std::int64_t>(base, l.slot_mapping), at_offset<std::int32_t>(base, l.query_start),
           at_offset<std::int32_t>(base, l.context_lens), at_offset<std::int32_t>(base, l.decode_order),
-          at_offset<std::int32_t>(base, l.block_tables), at_offset<std::int32_t>(base, l.logits_rows)};
+          at_offset<std::int64_t>(base, l.context_total), at_offset<std::int32_t>(base, l.block_tables),
+          at_offset<std::int32_t>(base, l.logits_rows)};
 }
 
 BatchUploader::~BatchUploader() {
@@ -87,6 +91,9 @@ void BatchUploader::upload(const Batch& batch, const BatchLayout& layout, void* 
   decode_order_.longest_first(batch.context_lens,
                               reinterpret_cast<std::int32_t*>(static_cast<char*>(s.host) +
                                                               layout.decode_order));
+  const std::int64_t total = std::accumulate(batch.context_lens.begin(), batch.context_lens.end(),
+                                             std::int64_t{0});
+  std::memcpy(static_cast<char*>(s.host) + layout.context_total, &total, sizeof total);
   pack(batch.block_tables, layout.block_tables, s.host);
   pack(batch.logits_rows, layout.logits_rows, s.host);
   MV_CUDA_CHECK(cudaMemcpyAsync(device, s.host, layout.bytes, cudaMemcpyHostToDevice, stream_));

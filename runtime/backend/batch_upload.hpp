@@ -13,10 +13,10 @@
 namespace minivllm::cuda {
 
 // Where each of a Batch's arrays sits in the packed buffer (byte offsets, 16-byte aligned), and
-// the sequences' decode order (DecodeOrder: made while packing).
+// the sequences' decode order (DecodeOrder) and total context, made while packing.
 struct BatchLayout {
   std::size_t token_ids = 0, positions = 0, slot_mapping = 0, query_start = 0, context_lens = 0,
-              decode_order = 0, block_tables = 0, logits_rows = 0;
+              decode_order = 0, context_total = 0, block_tables = 0, logits_rows = 0;
   std::size_t bytes = 0;  // the whole buffer
 
   static BatchLayout of(const Batch& batch);
@@ -30,6 +30,7 @@ struct DeviceBatch {
   const std::int32_t* query_start = nullptr;
   const std::int32_t* context_lens = nullptr;
   const std::int32_t* decode_order = nullptr;  // the sequences, longest context first
+  const std::int64_t* context_total = nullptr;  // the sum of context_lens
   const std::int32_t* block_tables = nullptr;
   const std::int32_t* logits_rows = nullptr;
 

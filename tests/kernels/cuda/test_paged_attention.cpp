@@ -119,7 +119,8 @@ class PagedAttentionKernel : public test::CudaKernelTest {
   }
 
   // The kernel's output, as f32, from a poisoned output buffer (and poisoned workspace).
-  // seq_order: the decode kernel's order of the sequences (PagedAttentionParams::seq_order).
+  // seq_order: the decode kernel's order of the sequences, and with it the batch's total context
+  // (PagedAttentionParams::seq_order, total_context).
   std::vector<float> run_gpu(Kernel kernel, const PagedBatch& b, DType dtype,
                              Workspace workspace = Workspace::wanted,
                              const std::vector<std::int32_t>& seq_order = {}) {
@@ -131,10 +132,16 @@ class PagedAttentionKernel : public test::CudaKernelTest {
     DeviceBuffer d_context_lens = test::upload_raw(b.context_lens);
     DeviceBuffer d_out(b.out_size() * dtype_size(dtype));
     DeviceBuffer d_seq_order = test::upload_raw(seq_order);
+    DeviceBuffer d_total_context = test::upload_raw(std::vector<std::int64_t>{std::accumulate(
+        b.context_lens.begin(), b.context_lens.end(), std::int64_t{0})});
     test::poison(d_out);
     cuda::PagedAttentionParams p = params(b, dtype, d_q.get(), d_key_cache.get(),
                                           d_value_cache.get(), d_block_tables, d_query_start,
                                           d_context_lens, d_out.get());
+    if (!seq_order.empty()) {
+      p.seq_order = d_seq_order.as<std::int32_t>();
+      p.total_context = d_total_context.as<std::int64_t>();
+    }
     const std::size_t wanted = cuda::decode_attention_workspace_bytes(p);
     DeviceBuffer d_workspace(workspace == Workspace::half ? wanted / 2 : wanted);
     test::poison(d_workspace);
@@ -142,7 +149,6 @@ class PagedAttentionKernel : public test::CudaKernelTest {
       p.workspace = d_workspace.get();
       p.workspace_bytes = d_workspace.bytes();
     }
-    if (!seq_order.empty()) p.seq_order = d_seq_order.as<std::int32_t>();
     const cudaError_t err = kernel == Kernel::prefill ? cuda::launch_prefill_attention(p, nullptr)
                                                       : cuda::launch_decode_attention(p, nullptr);
     EXPECT_EQ(err, cudaSuccess) << cudaGetErrorString(err);
@@ -229,7 +235,8 @@ class PagedAttentionKernel : public test::CudaKernelTest {
       std::iota(order.begin(), order.end(), 0);
       std::shuffle(order.begin(), order.end(), rng());
       test::expect_close(run_gpu(Kernel::decode, b, dtype, Workspace::wanted, order), want,
-                         test::tolerance(dtype), "decode kernel, sequences in a random order");
+                         test::tolerance(dtype),
+                         "decode kernel, sequences in a random order, total context given");
     }
   }
 
@@ -294,7 +301,9 @@ TEST_F(PagedAttentionKernel, DecodeRaggedBatchesMatchReference) {
   const Case cases[] = {{kHeads[0], 16, 256, 160},  {kHeads[0], 256, 1, 3000},
                         {kHeads[1], 256, 64, 700},  {kHeads[1], 1, 9, 600},
                         {kHeads[4], 1, 37, 400},    {kHeads[5], 16, 100, 500},
-                        {kHeads[3], 256, 3, 5000},  {kHeads[2], 16, 17, 1200}};
+                        {kHeads[3], 256, 3, 5000},  {kHeads[2], 16, 17, 1200},
+                        // One wave of blocks: with the total context given, balanced splits.
+                        {kHeads[0], 16, 60, 2048}};
   for (const Case& c : cases) {
     std::vector<Sequence> seqs;
     for (std::int64_t i = 0; i < c.batch; ++i)

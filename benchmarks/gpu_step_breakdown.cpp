@@ -125,18 +125,10 @@ class TimedOps final : public Ops {
     return timed("paged_attention",
                  [&] { return inner_.paged_attention(q, key_cache, value_cache, batch, scale); });
   }
-  // The ops a backend may fuse are timed whole (fused or not, as the backend runs them).
+  // Timed whole, fused or not as the backend runs it.
   Tensor linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weight) override {
     return timed("gate_up GEMM + silu_and_mul",
                  [&] { return inner_.linear_silu_and_mul(x, gate_up_weight); });
-  }
-  Tensor attention(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, float eps,
-                   const Tensor& inv_freq, Tensor& key_cache, Tensor& value_cache,
-                   const Batch& batch, float scale) override {
-    return timed("attention_inputs + paged_attention", [&] {
-      return inner_.attention(qkv, q_norm, k_norm, eps, inv_freq, key_cache, value_cache, batch,
-                              scale);
-    });
   }
   Tensor gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) override {
     return timed("gather_rows", [&] { return inner_.gather_rows(x, rows); });

@@ -5,7 +5,6 @@
 
 #include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/detail/element.cuh"
-#include "kernels/cuda/detail/head_rope.cuh"
 #include "kernels/cuda/detail/reduce.cuh"
 
 namespace minivllm::cuda {
@@ -108,11 +107,13 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, 6)
       if (rank + group_lanes * c >= half_packets) continue;
       detail::unpack<T, kElems>(first[c], a[c]);
       detail::unpack<T, kElems>(second[c], b[c]);
-      sum_squares = detail::add_squares(sum_squares, a[c], b[c]);
+#pragma unroll
+      for (int e = 0; e < kElems; ++e) sum_squares += a[c][e] * a[c][e] + b[c][e] * b[c][e];
     }
     if (normed) {
-      const float inv_rms = detail::inverse_rms(detail::lane_group_sum(sum_squares, group_lanes),
-                                                head_dim, p.norm_eps);
+      const float inv_rms =
+          rsqrtf(detail::lane_group_sum(sum_squares, group_lanes) / static_cast<float>(head_dim) +
+                 p.norm_eps);
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) {
         const int packet = rank + group_lanes * c;
@@ -120,8 +121,11 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, 6)
         float wa[kElems], wb[kElems];
         detail::unpack<T, kElems>(weight_first[c], wa);
         detail::unpack<T, kElems>(weight_second[c], wb);
-        detail::scale_by_norm(a[c], inv_rms, wa);
-        detail::scale_by_norm(b[c], inv_rms, wb);
+#pragma unroll
+        for (int e = 0; e < kElems; ++e) {
+          a[c][e] *= inv_rms * wa[e];
+          b[c][e] *= inv_rms * wb[e];
+        }
       }
     }
     Unit* dst = is_q ? static_cast<Unit*>(p.q) + (token * heads + head) * 2 * half_packets
@@ -130,9 +134,14 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, 6)
     for (int c = 0; c < kChunks; ++c) {
       const int packet = rank + group_lanes * c;
       if (packet >= half_packets) continue;
-      detail::rotate_halves(a[c], b[c], cos_angle[c], sin_angle[c]);
-      dst[packet] = detail::pack<T, kElems>(a[c]);
-      dst[half_packets + packet] = detail::pack<T, kElems>(b[c]);
+      float rotated_a[kElems], rotated_b[kElems];
+#pragma unroll
+      for (int e = 0; e < kElems; ++e) {
+        rotated_a[e] = a[c][e] * cos_angle[c][e] - b[c][e] * sin_angle[c][e];
+        rotated_b[e] = b[c][e] * cos_angle[c][e] + a[c][e] * sin_angle[c][e];
+      }
+      dst[packet] = detail::pack<T, kElems>(rotated_a);
+      dst[half_packets + packet] = detail::pack<T, kElems>(rotated_b);
     }
   }
 }

@@ -4,10 +4,7 @@
 // splits so that the whole GPU streams the cache; each split writes a partial softmax state
 // (max, sum, unnormalized output) to the workspace and a second small kernel merges them. A
 // sequence whose context fits in one split is written directly, and with one split for all the
-// merge is skipped. With the layer's attention inputs fused in, the kernel also does
-// attention_inputs' work for its sequences: q heads normalized and rotated in registers, and the
-// new key and value stored by the block that reads them first. kernels/cuda/decode_attention.md
-// has the design's figures.
+// merge is skipped. kernels/cuda/decode_attention.md has the design's figures.
 //
 // Inside a block each warp streams its own keys: a key's row (head_dim elements) is spread over
 // `lanes_per_key` lanes, 16 bytes each, so a warp reads 32 / lanes_per_key keys per pass and
@@ -21,7 +18,6 @@
 #include "kernels/cuda/detail/attention_warp.cuh"
 #include "kernels/cuda/detail/cp_async.cuh"
 #include "kernels/cuda/detail/dependent_launch.cuh"
-#include "kernels/cuda/detail/head_rope.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 
 namespace minivllm::cuda {
@@ -79,55 +75,6 @@ __device__ __forceinline__ int splits_of(bool valid, std::int32_t context_len,
                : 1;
 }
 
-// The layer's attention inputs when the kernel makes them itself (launch_decode_attention_with_
-// inputs): AttentionInputsParams' arrays; q comes from qkv, not PagedAttentionParams::q.
-struct FusedInputs {
-  const void* qkv = nullptr;
-  void* key_cache = nullptr;
-  void* value_cache = nullptr;
-  const std::int32_t* positions = nullptr;
-  const std::int64_t* slot_mapping = nullptr;
-  const float* inv_freq = nullptr;
-  const void* q_norm_weight = nullptr;  // null: no norm
-  const void* k_norm_weight = nullptr;
-  float norm_eps = 0.0f;
-  std::int64_t num_slots = 0;
-};
-
-// One lane's share of a q or k head in the fused kernel: the head's dims [dim0, dim0 + kVec),
-// the lane holding the same offset in the other half, and what attention_inputs computes over
-// them. head_dim is 2 * half_lanes * kVec.
-template <class T>
-struct HeadShare {
-  static constexpr int kVec = kVecElems<T>;
-  int half_lanes;  // lanes per half head
-  int rank;        // the lane's piece within its half
-  bool first_half;
-  float cos_angle[kVec], sin_angle[kVec];
-
-  // This lane's elements of `head` (qkv's row of one head) after the norm with `weight` (null:
-  // none) and RoPE, rounded to T as attention_inputs stores them, back in f32.
-  __device__ __forceinline__ void make(const T* head, const T* weight, float eps,
-                                       float (&out)[kVec]) const {
-    const int half = half_lanes * kVec;
-    float a[kVec], b[kVec];
-    load_vec(head + rank * kVec, a);
-    load_vec(head + half + rank * kVec, b);
-    const float sum_squares = add_squares(0.0f, a, b);
-    if (weight != nullptr) {
-      float wa[kVec], wb[kVec];
-      load_vec(weight + rank * kVec, wa);
-      load_vec(weight + half + rank * kVec, wb);
-      const float inv_rms = inverse_rms(lane_group_sum(sum_squares, half_lanes), 2 * half, eps);
-      scale_by_norm(a, inv_rms, wa);
-      scale_by_norm(b, inv_rms, wb);
-    }
-    rotate_halves(a, b, cos_angle, sin_angle);
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) out[e] = to_float(from_float<T>(first_half ? a[e] : b[e]));
-  }
-};
-
 struct DecodeSeq {
   std::int32_t token;
   std::int32_t context_len;
@@ -173,9 +120,9 @@ __device__ __forceinline__ void merge_state(float& max, float& sum, float (&acc)
   max = new_max;
 }
 
-template <class T, int kRows, bool kFused>
+template <class T, int kRows>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
-    decode_split_kernel(PagedAttentionParams p, DecodePlan plan, FusedInputs in) {
+    decode_split_kernel(PagedAttentionParams p, DecodePlan plan) {
   constexpr int kVec = kVecElems<T>;
   balance(plan, p);
   // Per warp and stage: each pass's keys and values, a 16-byte piece per lane.
@@ -231,20 +178,6 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   for (int j = 0; j < kStages; ++j) lookup(j, first_blocks[j]);
 
   const DecodeSeq s = decode_seq(p, seq);
-  // Fused: the token's position and slot and the lane's RoPE angles are uploads too.
-  HeadShare<T> share{};
-  std::int64_t slot = -1;
-  if constexpr (kFused) {
-    share.half_lanes = lanes_per_key / 2;
-    share.rank = lane & (share.half_lanes - 1);
-    share.first_half = (lane & (lanes_per_key - 1)) < share.half_lanes;
-    const float position = s.has_token ? static_cast<float>(in.positions[s.token]) : 0.0f;
-    slot = s.has_token ? in.slot_mapping[s.token] : -1;
-#pragma unroll
-    for (int e = 0; e < kVec; ++e)
-      sincosf(position * in.inv_freq[share.rank * kVec + e], &share.sin_angle[e],
-              &share.cos_angle[e]);
-  }
   // The block tables and lengths are the step's uploads, which no kernel writes: they are in
   // while the kernel before this one (which writes q and this step's keys) finishes.
   wait_for_prior_grids();
@@ -252,27 +185,6 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   if (!s.has_token) return;
   const int seq_splits = splits_of(s.valid, s.context_len, plan);
   if (split >= seq_splits) return;  // the context ends before this split
-  const T* qkv_row = nullptr;
-  if constexpr (kFused) {
-    qkv_row = static_cast<const T*>(in.qkv) +
-              std::int64_t{s.token} * (p.num_heads + 2 * p.num_kv_heads) * head_dim;
-    // The new key and value go in by the split that reads them (the last), before it reads;
-    // each block of a KV head's last split stores the same bits.
-    if (split == seq_splits - 1 && slot >= 0 && slot < in.num_slots) {
-      if (warp == 0 && key_lane == 0) {
-        const std::int64_t kv_row = p.num_heads + kv_head;
-        float k[kVec];
-        share.make(qkv_row + kv_row * head_dim, static_cast<const T*>(in.k_norm_weight),
-                   in.norm_eps, k);
-        const std::int64_t cache_offset = (slot * p.num_kv_heads + kv_head) * head_dim + dim0;
-        *reinterpret_cast<uint4*>(static_cast<T*>(in.key_cache) + cache_offset) =
-            pack<T, kVec>(k);
-        *reinterpret_cast<uint4*>(static_cast<T*>(in.value_cache) + cache_offset) =
-            *reinterpret_cast<const uint4*>(qkv_row + (kv_row + p.num_kv_heads) * head_dim + dim0);
-      }
-      __syncthreads();  // stored before any lane of the block reads the cache
-    }
-  }
   const std::int64_t split_end = key_begin + plan.keys_per_split;
   const std::int32_t key_end =
       !s.valid ? key_begin
@@ -284,22 +196,9 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   const std::int64_t q_offset = (std::int64_t{s.token} * p.num_heads + first_head) * head_dim;
   // Scores come out in base 2: q carries scale * log2(e).
   float q[kRows][kVec];
-  const float q_scale = p.scale * kLog2e;
-  if constexpr (kFused) {
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      if (r < rows) {
-        share.make(qkv_row + (first_head + r) * head_dim, static_cast<const T*>(in.q_norm_weight),
-                   in.norm_eps, q[r]);
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) q[r][e] *= q_scale;
-      } else {
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) q[r][e] = 0.0f;
-      }
-    }
-  } else {
+  {
     const T* q_ptr = static_cast<const T*>(p.q) + q_offset + dim0;
+    const float q_scale = p.scale * kLog2e;
 #pragma unroll
     for (int r = 0; r < kRows; ++r)
 #pragma unroll
@@ -612,13 +511,13 @@ cudaError_t current_sm_count(int& count) {
   return cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device);
 }
 
-template <class T, int kRows, bool kFused>
+template <class T, int kRows>
 cudaError_t launch_kernels(const PagedAttentionParams& p, const DecodePlan& plan,
-                           const FusedInputs& in, cudaStream_t stream) {
+                           cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(p.num_seqs * p.num_kv_heads * plan.head_chunks),
                   static_cast<unsigned>(plan.num_splits));
-  if (const cudaError_t err = launch_dependent(decode_split_kernel<T, kRows, kFused>, grid,
-                                               kThreads, 0, stream, p, plan, in);
+  if (const cudaError_t err =
+          launch_dependent(decode_split_kernel<T, kRows>, grid, kThreads, 0, stream, p, plan);
       err != cudaSuccess)
     return err;
   if (plan.num_splits == 1) return cudaSuccess;
@@ -640,11 +539,7 @@ std::size_t decode_attention_workspace_bytes(const PagedAttentionParams& p) {
   return workspace_bytes_of(p, make_plan(p, sm_count, SIZE_MAX));
 }
 
-namespace {
-
-// The decode launch, with the layer's inputs fused in when `in` is given.
-cudaError_t launch_decode(const PagedAttentionParams& p, const FusedInputs* in,
-                          cudaStream_t stream) {
+cudaError_t launch_decode_attention(const PagedAttentionParams& p, cudaStream_t stream) {
   if (const cudaError_t err = check_attention_params(p); err != cudaSuccess) return err;
   if (p.num_seqs == 0) return cudaSuccess;
   // Values and the workspace are read 16 bytes at a time too.
@@ -662,48 +557,12 @@ cudaError_t launch_decode(const PagedAttentionParams& p, const FusedInputs* in,
   const std::int64_t group = p.num_heads / p.num_kv_heads;
   return dispatch_element_type(p.dtype, [&](auto type) {
     using T = typename decltype(type)::type;
-    const auto launch = [&](auto fused) {
-      constexpr bool kFused = decltype(fused)::value;
-      const FusedInputs inputs = kFused ? *in : FusedInputs{};
-      switch (rows_per_block(group)) {
-        case 1: return launch_kernels<T, 1, kFused>(p, plan, inputs, stream);
-        case 2: return launch_kernels<T, 2, kFused>(p, plan, inputs, stream);
-        default: return launch_kernels<T, kMaxRows, kFused>(p, plan, inputs, stream);
-      }
-    };
-    return in != nullptr ? launch(std::true_type{}) : launch(std::false_type{});
+    switch (rows_per_block(group)) {
+      case 1: return launch_kernels<T, 1>(p, plan, stream);
+      case 2: return launch_kernels<T, 2>(p, plan, stream);
+      default: return launch_kernels<T, kMaxRows>(p, plan, stream);
+    }
   });
-}
-
-}  // namespace
-
-cudaError_t launch_decode_attention(const PagedAttentionParams& p, cudaStream_t stream) {
-  return launch_decode(p, nullptr, stream);
-}
-
-bool decode_attention_fuses_inputs(const PagedAttentionParams& p,
-                                   const AttentionInputsParams& inputs) {
-  const std::int64_t vec_elems = 16 / static_cast<std::int64_t>(dtype_size(p.dtype));
-  const std::int64_t pieces = p.head_dim / vec_elems;  // 16-byte pieces of a head
-  return inputs.dtype == p.dtype && inputs.num_heads == p.num_heads && inputs.num_kv_heads == p.num_kv_heads &&
-         inputs.head_dim == p.head_dim && p.head_dim % vec_elems == 0 && pieces >= 2 &&
-         (pieces & (pieces - 1)) == 0 && p.num_kv_heads > 0 && inputs.qkv != nullptr &&
-         inputs.positions != nullptr && inputs.slot_mapping != nullptr &&
-         inputs.inv_freq != nullptr && inputs.key_cache == p.key_cache &&
-         inputs.value_cache == p.value_cache &&
-         vec_aligned(inputs.qkv, inputs.key_cache, inputs.value_cache, inputs.q_norm_weight,
-                     inputs.k_norm_weight);
-}
-
-cudaError_t launch_decode_attention_with_inputs(const PagedAttentionParams& p,
-                                                const AttentionInputsParams& inputs,
-                                                cudaStream_t stream) {
-  if (!decode_attention_fuses_inputs(p, inputs)) return cudaErrorInvalidValue;
-  const FusedInputs in{inputs.qkv,          inputs.key_cache,     inputs.value_cache,
-                       inputs.positions,    inputs.slot_mapping,  inputs.inv_freq,
-                       inputs.q_norm_weight, inputs.k_norm_weight, inputs.norm_eps,
-                       inputs.num_slots};
-  return launch_decode(p, &in, stream);
 }
 
 }  // namespace minivllm::cuda

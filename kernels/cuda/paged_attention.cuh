@@ -12,8 +12,6 @@
 
 #include <minivllm/dtype.hpp>
 
-#include "kernels/cuda/attention_inputs.cuh"
-
 namespace minivllm::cuda {
 
 struct PagedAttentionParams {
@@ -66,21 +64,6 @@ cudaError_t launch_prefill_attention(const PagedAttentionParams& params, cudaStr
 // Its grids depend on num_seqs, the head counts, max_blocks_per_seq * block_size, workspace_bytes
 // and the device, never on the context lengths (so a CUDA graph can replay it).
 cudaError_t launch_decode_attention(const PagedAttentionParams& params, cudaStream_t stream);
-
-// Whether launch_decode_attention_with_inputs takes these: the same dtype, heads and caches,
-// head_dim a power-of-two number (>= 2) of 16-byte pieces, and 16-byte aligned inputs arrays.
-bool decode_attention_fuses_inputs(const PagedAttentionParams& attention,
-                                   const AttentionInputsParams& inputs);
-
-// launch_attention_inputs then launch_decode_attention in one kernel, for a batch where every
-// sequence has one new token: each block normalizes and rotates its q heads in registers from
-// inputs.qkv (attention.q and inputs.q are not used), and the blocks that read a sequence's new
-// key first store its key and value. The same caches and outputs, bit for bit, one kernel (and
-// one q round trip) fewer per layer. cudaErrorInvalidValue where decode_attention_fuses_inputs
-// says no.
-cudaError_t launch_decode_attention_with_inputs(const PagedAttentionParams& attention,
-                                                const AttentionInputsParams& inputs,
-                                                cudaStream_t stream);
 
 // The workspace launch_decode_attention wants for these shapes on the current device (0 when
 // every sequence runs in one split); reads the shape fields of params only.

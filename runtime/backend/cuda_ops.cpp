@@ -271,19 +271,6 @@ Tensor CudaOps::add_rms_norm(const Tensor& x, Tensor& residual, const Tensor& we
 Tensor CudaOps::attention_inputs(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
                                  float eps, const Tensor& inv_freq, Tensor& key_cache,
                                  Tensor& value_cache, const Batch& batch) {
-  std::shared_ptr<void> keep[2];
-  Tensor q;
-  const cuda::AttentionInputsParams p =
-      attention_inputs_params(qkv, q_norm, k_norm, eps, inv_freq, key_cache, value_cache, batch,
-                              q, keep);
-  if (p.num_tokens > 0) MV_CUDA_CHECK(cuda::launch_attention_inputs(p, stream_));
-  return q;
-}
-
-cuda::AttentionInputsParams CudaOps::attention_inputs_params(
-    const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, float eps,
-    const Tensor& inv_freq, Tensor& key_cache, Tensor& value_cache, const Batch& batch, Tensor& q,
-    std::shared_ptr<void> (&keep)[2]) {
   require_device(qkv, dtype_, 2, "attention_inputs", "qkv");
   require_device(key_cache, dtype_, 4, "attention_inputs", "key cache");
   require_device(value_cache, dtype_, 4, "attention_inputs", "value cache");
@@ -292,10 +279,11 @@ cuda::AttentionInputsParams CudaOps::attention_inputs_params(
   require_device(inv_freq, DType::f32, 1, "attention_inputs", "inv_freq");
   const AttentionInputsShape shape = check_attention_inputs(
       "CudaOps", qkv, q_norm, k_norm, inv_freq, key_cache, value_cache, batch);
-  q = empty({qkv.dim(0), shape.num_heads * shape.head_dim}, dtype_);
-  cuda::AttentionInputsParams p;
-  if (qkv.dim(0) == 0) return p;
+  Tensor q = empty({qkv.dim(0), shape.num_heads * shape.head_dim}, dtype_);
+  if (qkv.dim(0) == 0) return q;
   const cuda::DeviceBatch* step = staged(batch);
+  std::shared_ptr<void> keep[2];
+  cuda::AttentionInputsParams p;
   p.dtype = dtype_;
   p.qkv = qkv.data();
   p.q = q.data();
@@ -312,7 +300,8 @@ cuda::AttentionInputsParams CudaOps::attention_inputs_params(
   p.q_norm_weight = q_norm.data();
   p.k_norm_weight = k_norm.data();
   p.norm_eps = eps;
-  return p;
+  MV_CUDA_CHECK(cuda::launch_attention_inputs(p, stream_));
+  return q;
 }
 
 Tensor CudaOps::silu_and_mul(const Tensor& gate_up) {
@@ -347,78 +336,15 @@ Tensor CudaOps::linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weigh
 
 Tensor CudaOps::paged_attention(const Tensor& q, const Tensor& key_cache,
                                 const Tensor& value_cache, const Batch& batch, float scale) {
-  std::shared_ptr<void> keep[3];
-  Tensor out;
-  const cuda::PagedAttentionParams p =
-      paged_attention_params(q, key_cache, value_cache, batch, scale, out, keep);
-  if (q.numel() == 0) return out;
-  // The leading one-token sequences through the decode kernel, the rest through the prefill
-  // kernel from an offset into the per-sequence arrays (query_start holds absolute token rows).
-  const std::int32_t decodes = leading_decodes(batch);
-  if (decodes > 0) {
-    cuda::PagedAttentionParams d = p;
-    d.num_seqs = decodes;
-    if (decodes < p.num_seqs) {  // these cover all the batch's sequences
-      d.seq_order = nullptr;
-      d.total_context = nullptr;
-    }
-    launch_decode_attention(d, nullptr);
-  }
-  if (decodes < p.num_seqs) {
-    cuda::PagedAttentionParams r = p;
-    r.num_seqs -= decodes;
-    r.block_tables += static_cast<std::ptrdiff_t>(decodes) * batch.max_blocks_per_seq;
-    r.query_start += decodes;
-    r.context_lens += decodes;
-    MV_CUDA_CHECK(cuda::launch_prefill_attention(r, stream_));
-  }
-  return out;
-}
-
-Tensor CudaOps::attention(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
-                          float eps, const Tensor& inv_freq, Tensor& key_cache,
-                          Tensor& value_cache, const Batch& batch, float scale) {
-  // Decode batches run attention_inputs inside the decode kernel (one kernel fewer per layer).
-  if (batch.num_seqs() > 0 && leading_decodes(batch) == batch.num_seqs()) {
-    std::shared_ptr<void> inputs_keep[2], attention_keep[3];
-    Tensor q, out;  // q only gives the checks its shape: the fused kernel writes none
-    const cuda::AttentionInputsParams inputs = attention_inputs_params(
-        qkv, q_norm, k_norm, eps, inv_freq, key_cache, value_cache, batch, q, inputs_keep);
-    const cuda::PagedAttentionParams p =
-        paged_attention_params(q, key_cache, value_cache, batch, scale, out, attention_keep);
-    if (q.numel() > 0 && cuda::decode_attention_fuses_inputs(p, inputs)) {
-      launch_decode_attention(p, &inputs);
-      return out;
-    }
-  }
-  return Ops::attention(qkv, q_norm, k_norm, eps, inv_freq, key_cache, value_cache, batch, scale);
-}
-
-void CudaOps::launch_decode_attention(cuda::PagedAttentionParams p,
-                                      const cuda::AttentionInputsParams* inputs) {
-  // The decode kernel's split-K partial results; back to the allocator in stream order.
-  std::shared_ptr<void> workspace;
-  if ((p.workspace_bytes = cuda::decode_attention_workspace_bytes(p)) > 0) {
-    workspace = allocator_->allocate(p.workspace_bytes);
-    p.workspace = workspace.get();
-  }
-  MV_CUDA_CHECK(inputs != nullptr ? cuda::launch_decode_attention_with_inputs(p, *inputs, stream_)
-                                  : cuda::launch_decode_attention(p, stream_));
-}
-
-cuda::PagedAttentionParams CudaOps::paged_attention_params(const Tensor& q,
-                                                           const Tensor& key_cache,
-                                                           const Tensor& value_cache,
-                                                           const Batch& batch, float scale,
-                                                           Tensor& out,
-                                                           std::shared_ptr<void> (&keep)[3]) {
   require_device(q, dtype_, 2, "paged_attention", "q");
   require_device(key_cache, dtype_, 4, "paged_attention", "key cache");
   require_device(value_cache, dtype_, 4, "paged_attention", "value cache");
   const AttentionShape shape = check_paged_attention("CudaOps", q, key_cache, value_cache, batch);
   const cuda::DeviceBatch* step = staged(batch);
   if (step != nullptr) step_->checked = {step_->checked.vocab, key_cache.shape(), q.dim(1)};
-  out = empty(q.shape(), dtype_);
+  Tensor out = empty(q.shape(), dtype_);
+  if (q.numel() == 0) return out;
+  std::shared_ptr<void> keep[3];
   cuda::PagedAttentionParams p;
   p.dtype = dtype_;
   p.q = q.data();
@@ -439,7 +365,33 @@ cuda::PagedAttentionParams CudaOps::paged_attention_params(const Tensor& q,
   p.head_dim = key_cache.dim(3);
   p.scale = scale;
   p.out = out.data();
-  return p;
+  // The leading one-token sequences through the decode kernel, the rest through the prefill
+  // kernel from an offset into the per-sequence arrays (query_start holds absolute token rows).
+  const std::int32_t decodes = leading_decodes(batch);
+  if (decodes > 0) {
+    cuda::PagedAttentionParams d = p;
+    d.num_seqs = decodes;
+    if (decodes < p.num_seqs) {  // these cover all the batch's sequences
+      d.seq_order = nullptr;
+      d.total_context = nullptr;
+    }
+    // The decode kernel's split-K partial results; back to the allocator in stream order.
+    std::shared_ptr<void> workspace;
+    if ((d.workspace_bytes = cuda::decode_attention_workspace_bytes(d)) > 0) {
+      workspace = allocator_->allocate(d.workspace_bytes);
+      d.workspace = workspace.get();
+    }
+    MV_CUDA_CHECK(cuda::launch_decode_attention(d, stream_));
+  }
+  if (decodes < p.num_seqs) {
+    cuda::PagedAttentionParams r = p;
+    r.num_seqs -= decodes;
+    r.block_tables += static_cast<std::ptrdiff_t>(decodes) * batch.max_blocks_per_seq;
+    r.query_start += decodes;
+    r.context_lens += decodes;
+    MV_CUDA_CHECK(cuda::launch_prefill_attention(r, stream_));
+  }
+  return out;
 }
 
 Tensor CudaOps::gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) {

@@ -29,7 +29,6 @@
 
 #include "backend/batch_upload.hpp"
 #include "backend/device_pool.hpp"
-#include "kernels/cuda/paged_attention.cuh"
 
 namespace minivllm {
 
@@ -76,28 +75,9 @@ class CudaOps final : public Ops {
   Tensor linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weight) override;
   Tensor paged_attention(const Tensor& q, const Tensor& key_cache, const Tensor& value_cache,
                          const Batch& batch, float scale) override;
-  // Decode batches: one kernel (launch_decode_attention_with_inputs) where its shapes allow.
-  Tensor attention(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, float eps,
-                   const Tensor& inv_freq, Tensor& key_cache, Tensor& value_cache,
-                   const Batch& batch, float scale) override;
   Tensor gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) override;
 
  private:
-  // The ops' checks and kernel parameters (device arrays of batch, uploaded into keep where the
-  // batch is not staged); q and out are allocated here.
-  cuda::AttentionInputsParams attention_inputs_params(const Tensor& qkv, const Tensor& q_norm,
-                                                      const Tensor& k_norm, float eps,
-                                                      const Tensor& inv_freq, Tensor& key_cache,
-                                                      Tensor& value_cache, const Batch& batch,
-                                                      Tensor& q, std::shared_ptr<void> (&keep)[2]);
-  cuda::PagedAttentionParams paged_attention_params(const Tensor& q, const Tensor& key_cache,
-                                                    const Tensor& value_cache, const Batch& batch,
-                                                    float scale, Tensor& out,
-                                                    std::shared_ptr<void> (&keep)[3]);
-  // The decode kernel with its workspace; inputs: fused (launch_decode_attention_with_inputs).
-  void launch_decode_attention(cuda::PagedAttentionParams p,
-                               const cuda::AttentionInputsParams* inputs);
-
   friend class cuda::CudaStepRunner;
   friend class cuda::DecodeGraphs;
 

@@ -83,7 +83,7 @@ struct RotaryEmbedding {
 
 // One layer's attention over the paged cache, from its fused q/k/v projection: the q and k heads
 // normed per head (q_norm / k_norm; default-constructed for none) and rotated, k and v stored in
-// the cache, then causal attention (Ops::attention).
+// the cache (Ops::attention_inputs), then causal attention.
 struct PagedAttention {
   std::int64_t layer = 0;  // index into the KvCacheView
   float scale = 1.0f;

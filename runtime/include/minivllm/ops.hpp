@@ -93,16 +93,6 @@ class Ops {
   // prefill, prefix hits and decode alike; see Batch) -> [num_tokens, heads * head_dim].
   virtual Tensor paged_attention(const Tensor& q, const Tensor& key_cache,
                                  const Tensor& value_cache, const Batch& batch, float scale) = 0;
-  // paged_attention of the q that attention_inputs makes (with the same arguments): an attention
-  // layer's core from its fused projection. A backend may run the two as one kernel (same
-  // result); this default composes them.
-  virtual Tensor attention(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm,
-                           float eps, const Tensor& inv_freq, Tensor& key_cache,
-                           Tensor& value_cache, const Batch& batch, float scale) {
-    const Tensor q =
-        attention_inputs(qkv, q_norm, k_norm, eps, inv_freq, key_cache, value_cache, batch);
-    return paged_attention(q, key_cache, value_cache, batch, scale);
-  }
   // The rows of x [n, features] listed in `rows`, in order.
   virtual Tensor gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) = 0;
 };

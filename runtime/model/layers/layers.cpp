@@ -81,8 +81,9 @@ Tensor PagedAttention::operator()(Ops& ops, const Tensor& qkv, const RmsNorm& q_
                                   KvCacheView& kv, const Batch& batch) const {
   auto& key_cache = kv.keys.at(static_cast<std::size_t>(layer));
   auto& value_cache = kv.values.at(static_cast<std::size_t>(layer));
-  return ops.attention(qkv, q_norm.weight, k_norm.weight, q_norm.eps, rotary.inv_freq, key_cache,
-                       value_cache, batch, scale);
+  const Tensor q = ops.attention_inputs(qkv, q_norm.weight, k_norm.weight, q_norm.eps,
+                                        rotary.inv_freq, key_cache, value_cache, batch);
+  return ops.paged_attention(q, key_cache, value_cache, batch, scale);
 }
 
 Tensor load_embedding(WeightLoader& loader, const ModelConfig& config) {

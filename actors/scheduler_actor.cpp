@@ -25,6 +25,10 @@ struct Entry {
 // A step at the worker.
 struct InFlight {
   StepPlan plan;
+  // Every running sequence decoded one token in it when it was planned. That holds until the next
+  // plan: sequences only leave the running set in between (admission and preemption happen in
+  // Scheduler::schedule alone).
+  bool decodes_all_running = false;
   // Its live sequences' last tokens are placeholders for the ones it samples (the look-ahead
   // step after it decodes them; the worker fills them in).
   bool placeholders = false;
@@ -60,6 +64,9 @@ using pointer = scheduler_actor::stateful_pointer<SchedulerState>;
 
 // Stands for a token the worker has sampled but the scheduler has not heard of yet.
 constexpr std::int32_t kPlaceholderToken = -1;
+
+// The stop check's detokenizer for sequences without stop strings: none.
+const Detokenizer kNoText;
 
 // Stops a sequence and forgets it (its blocks go back to the pool now).
 void drop(SchedulerState& st, Sequence& seq, FinishReason reason) {
@@ -122,16 +129,18 @@ void take_token(Sequence& seq, std::int32_t token, bool placeholder) {
 // Checks seq's new token (row `row` of the result) for a stop and tells the engine: the plain
 // token, or an update when the sequence finished (then drops it) or asked for logprobs.
 void report_token(SchedulerState& st, Sequence& seq, const StepResult& result, std::size_t row,
-                  StepOutputs& out) {
+                  int max_model_len, StepOutputs& out) {
   const std::int32_t token = result.tokens[row];
   const bool logprobs = !result.logprobs.empty() && seq.wants_logprobs();
-  const int max_model_len = st.scheduler->config().max_model_len;
   // Only stop strings need the text; decoding it every step costs, so only then.
   const bool stop_strings = seq.has_stop_strings();
   const FinishReason finish = check_stop(seq, st.config.eos_token_ids, max_model_len,
-                                         stop_strings ? st.detokenize : Detokenizer{});
+                                         stop_strings ? st.detokenize : kNoText);
   if (finish == FinishReason::none && !logprobs) {
-    out.tokens.push_back({seq.id(), token});
+    // Field by field: a SeqToken built aside and copied whole stalls on store forwarding.
+    SeqToken& t = out.tokens.emplace_back();
+    t.seq_id = seq.id();
+    t.token = token;
     return;
   }
   SeqUpdate& u = out.updates.emplace_back();
@@ -160,6 +169,8 @@ void on_step_done(pointer self, StepResult& result) {
   const StepPlan& plan = done.plan;
   StepOutputs out;
   out.tokens.reserve(result.tokens.size());
+  Scheduler& scheduler = *st.scheduler;
+  const int max_model_len = scheduler.config().max_model_len;
   // One pass over the step's sequences. Dropping one (finished) frees its blocks but changes no
   // other sequence's blocks or hashes, so each can be finished before the next is looked at.
   bool decodes_only = true;
@@ -173,8 +184,8 @@ void on_step_done(pointer self, StepResult& result) {
     }
     // The token first: its look-ahead placeholder may sit in a block that finish_step hashes.
     if (s.sample) take_token(seq, result.tokens.at(row), done.placeholders);
-    st.scheduler->finish_step(seq);
-    if (s.sample) report_token(st, seq, result, row++, out);
+    scheduler.finish_step(seq);
+    if (s.sample) report_token(st, seq, result, row++, max_model_len, out);
   }
   const std::size_t timed_as =
       st.step_times.record(decodes_only, static_cast<std::int32_t>(plan.seqs.size()),
@@ -201,8 +212,12 @@ void send_step(pointer self, StepPlan plan, bool look_ahead) {
   }
   prepare_batch(plan, st.scheduler->block_manager().block_size(), work.batch);
   work.sample_seq_ids.reserve(plan.seqs.size());
+  bool decodes_only = true;
   for (const ScheduledSequence& s : plan.seqs) {
-    if (!look_ahead) {  // a look-ahead step has only sequences of the step before it
+    decodes_only = decodes_only && s.sample && s.num_new_tokens == 1;
+    // A look-ahead step has only sequences of the step before it, and a sequence with output
+    // tokens was sampled by the worker: only the others may be new to it (no lookup per decode).
+    if (!look_ahead && s.seq->num_output_tokens() == 0) {
       Entry& e = st.seqs.at(s.seq->id());
       if (!e.on_worker) {
         const auto prompt = s.seq->prompt_ids();
@@ -214,7 +229,8 @@ void send_step(pointer self, StepPlan plan, bool look_ahead) {
     if (s.sample) work.sample_seq_ids.push_back(s.seq->id());
   }
   work.released_seq_ids.swap(st.released);
-  st.in_flight.push_back({std::move(plan), false});
+  const bool decodes_all_running = decodes_only && plan.seqs.size() == st.scheduler->num_running();
+  st.in_flight.push_back({std::move(plan), decodes_all_running, false});
   self->request(st.worker, caf::infinite, std::move(work))
       .then([self](StepResult& result) { on_step_done(self, result); },
             [self](caf::error& err) {
@@ -229,19 +245,21 @@ void send_step(pointer self, StepPlan plan, bool look_ahead) {
 // next plan admits and preempts nothing.
 bool can_look_ahead(const SchedulerState& st) {
   if (st.in_flight.size() != 1 || st.scheduler->num_waiting() != 0) return false;
-  const int block_size = st.scheduler->block_manager().block_size();
-  std::size_t live = 0;
+  const InFlight& running = st.in_flight.front();
+  const std::size_t live = st.scheduler->num_running();  // all in the running step
+  if (!running.decodes_all_running || live == 0) return false;
+  // A decode needs at most one new block: with one free per sequence, nothing to count.
+  const BlockManager& blocks = st.scheduler->block_manager();
+  if (live <= static_cast<std::size_t>(blocks.num_free_blocks())) return true;
   int new_blocks = 0;
-  for (const ScheduledSequence& s : st.in_flight.front().plan.seqs) {
-    if (!s.sample || s.num_new_tokens != 1) return false;
+  for (const ScheduledSequence& s : running.plan.seqs) {
     const Sequence& seq = *s.seq;
-    if (seq.finished()) continue;
-    ++live;
     // The next decode writes KV for the token in flight too (blocks_for without a division).
-    if (seq.num_tokens() + 1 > static_cast<int>(seq.block_ids.size()) * block_size) ++new_blocks;
+    if (!seq.finished() &&
+        seq.num_tokens() + 1 > static_cast<int>(seq.block_ids.size()) * blocks.block_size())
+      ++new_blocks;
   }
-  return live > 0 && live == st.scheduler->num_running() &&
-         new_blocks <= st.scheduler->block_manager().num_free_blocks();
+  return new_blocks <= blocks.num_free_blocks();
 }
 
 // The scheduler's next plan, refilling a returned step's (its vectors keep their capacity).

@@ -6,8 +6,13 @@
 // step (steadier than wall time on a shared machine: it counts work, not waiting for a core), where
 // the step's time goes (the engine's step times: the worker running a step, the worker waiting
 // between steps, the scheduler's turn), and the CPU time the runtime burns once idle (threads
-// that spin a while before they sleep). Not run by the tests.
-//   actor_step_bench [NUM_SEQS=256] [SHORT=100] [LONG=600] [REPEATS=5]  (prints the median)
+// that spin a while before they sleep). And the scheduler's turn per decode step of NUM_SEQS rows
+// (issue 9's figure, as `minivllm bench throughput` prints it). DEVICE_US > 0 makes every step
+// take that long on the worker, as on a GPU: the scheduler's thread then sleeps through each step
+// and its turn starts cold, which is what the GPU machine's throughput runs see. Not run by the
+// tests.
+//   actor_step_bench [NUM_SEQS=256] [SHORT=100] [LONG=600] [REPEATS=5] [DEVICE_US=0]
+//                    [BLOCK_SIZE=16]  (prints the medians)
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -25,19 +30,25 @@ namespace {
 using namespace minivllm;
 
 constexpr int kVocab = 32;
-constexpr int kBlockSize = 16;
 constexpr int kPromptLen = 16;
 
-// Logits are zeros: the step costs only what the runtime around the model costs.
+// Logits are zeros: the step costs only what the runtime around the model costs. With a device
+// time it busy-waits that long per step first, as a worker waiting on a GPU does (the scheduler's
+// turn then starts on a core that sat idle through the step, as on the GPU machine).
 class NullModelRunner final : public ModelRunner {
  public:
+  explicit NullModelRunner(std::chrono::microseconds device_time) : device_time_(device_time) {}
   int vocab_size() const override { return kVocab; }
   std::span<const float> execute(const Batch& batch) override {
+    const auto until = std::chrono::steady_clock::now() + device_time_;
+    while (std::chrono::steady_clock::now() < until) {
+    }
     logits_.assign(batch.logits_rows.size() * kVocab, 0.0f);
     return logits_;
   }
 
  private:
+  std::chrono::microseconds device_time_;
   std::vector<float> logits_;
 };
 
@@ -60,16 +71,22 @@ double process_cpu_seconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
-Run run(int num_seqs, int max_tokens, bool measure_idle = false) {
+struct Settings {
+  int num_seqs = 256;
+  int block_size = 16;
+  std::chrono::microseconds device_time{0};
+};
+
+Run run(const Settings& set, int max_tokens, bool measure_idle = false) {
   RuntimeSpec spec;
   const int max_len = kPromptLen + max_tokens;
-  const int blocks = num_seqs * ((max_len + kBlockSize - 1) / kBlockSize);
-  spec.engine.scheduler = {num_seqs, 8192, max_len, true};
-  spec.engine.cache = {kBlockSize, blocks, true};
-  spec.make_runner = [] { return std::make_unique<NullModelRunner>(); };
+  const int blocks = set.num_seqs * ((max_len + set.block_size - 1) / set.block_size);
+  spec.engine.scheduler = {set.num_seqs, 8192, max_len, true};
+  spec.engine.cache = {set.block_size, blocks, true};
+  spec.make_runner = [t = set.device_time] { return std::make_unique<NullModelRunner>(t); };
   LLM llm(std::move(spec));
   std::vector<std::vector<std::int32_t>> prompts;
-  for (int i = 0; i < num_seqs; ++i) {
+  for (int i = 0; i < set.num_seqs; ++i) {
     std::vector<std::int32_t>& p = prompts.emplace_back();
     for (int k = 0; k < kPromptLen; ++k) p.push_back((i * 13 + k * 7) % kVocab);  // distinct prompts
   }
@@ -94,42 +111,57 @@ Run run(int num_seqs, int max_tokens, bool measure_idle = false) {
   return r;
 }
 
+// The scheduler's turn per decode step of `rows` sequences (issue 9's figure), in µs.
+double decode_turn_us(const StepTimes& times, int rows) {
+  for (const StepTimeBucket& b : times.buckets)
+    if (b.decode && b.min_rows <= rows && rows <= b.max_rows && b.steps > 0)
+      return b.scheduler_seconds * 1e6 / static_cast<double>(b.steps);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int num_seqs = argc > 1 ? std::atoi(argv[1]) : 256;
+  Settings set;
+  set.num_seqs = argc > 1 ? std::atoi(argv[1]) : 256;
   const int short_tokens = argc > 2 ? std::atoi(argv[2]) : 100;
   const int long_tokens = argc > 3 ? std::atoi(argv[3]) : 600;
   const int repeats = argc > 4 ? std::atoi(argv[4]) : 5;
-  const Run warm_up = run(num_seqs, 10, true);
+  set.device_time = std::chrono::microseconds(argc > 5 ? std::atoi(argv[5]) : 0);
+  set.block_size = argc > 6 ? std::atoi(argv[6]) : 16;
+  const Run warm_up = run(set, 10, true);
   std::printf("idle: %.0f us of CPU in the first %lld ms after the requests were done\n",
               warm_up.idle_cpu_seconds * 1e6, static_cast<long long>(kIdleWindow.count()));
   // The box is shared: each pair is noisy, their median less so.
-  std::vector<double> us_per_step, cpu_us_per_step;
+  std::vector<double> us_per_step, cpu_us_per_step, turn_us;
   for (int i = 0; i < repeats; ++i) {
-    const Run a = run(num_seqs, short_tokens);
-    const Run b = run(num_seqs, long_tokens);
+    const Run a = run(set, short_tokens);
+    const Run b = run(set, long_tokens);
     const auto steps = static_cast<double>(b.steps - a.steps);
     auto per_step_us = [&](double long_seconds, double short_seconds) {
       return (long_seconds - short_seconds) * 1e6 / steps;
     };
     us_per_step.push_back(per_step_us(b.seconds, a.seconds));
     cpu_us_per_step.push_back(per_step_us(b.cpu_seconds, a.cpu_seconds));
+    turn_us.push_back(decode_turn_us(b.times, set.num_seqs));
     std::printf("%d seqs: %llu steps in %.3f s, %llu steps in %.3f s -> %.1f us per decode step "
                 "(CPU time of all threads: %.1f us; worker running a step %.1f us, between steps "
-                "%.1f us; scheduler %.1f us)\n",
-                num_seqs, static_cast<unsigned long long>(a.steps), a.seconds,
+                "%.1f us; scheduler %.1f us; its turn per %d-row decode step %.1f us)\n",
+                set.num_seqs, static_cast<unsigned long long>(a.steps), a.seconds,
                 static_cast<unsigned long long>(b.steps), b.seconds, us_per_step.back(),
                 cpu_us_per_step.back(),
                 per_step_us(b.times.run_seconds(), a.times.run_seconds()),
                 per_step_us(b.times.worker_gap_seconds, a.times.worker_gap_seconds),
-                per_step_us(b.times.scheduler_seconds, a.times.scheduler_seconds));
+                per_step_us(b.times.scheduler_seconds, a.times.scheduler_seconds), set.num_seqs,
+                turn_us.back());
   }
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  std::printf("{\"bench\": \"actor_step\", \"num_seqs\": %d, \"us_per_decode_step\": %.2f, "
-              "\"cpu_us_per_decode_step\": %.2f}\n",
-              num_seqs, median(us_per_step), median(cpu_us_per_step));
+  std::printf("{\"bench\": \"actor_step\", \"num_seqs\": %d, \"device_us\": %lld, "
+              "\"block_size\": %d, \"us_per_decode_step\": %.2f, \"cpu_us_per_decode_step\": %.2f, "
+              "\"scheduler_turn_us\": %.2f}\n",
+              set.num_seqs, static_cast<long long>(set.device_time.count()), set.block_size,
+              median(us_per_step), median(cpu_us_per_step), median(turn_us));
 }

@@ -59,13 +59,8 @@ std::vector<std::int32_t> BlockManager::match_prefix(Sequence& seq) {
   return matched;
 }
 
-bool BlockManager::allocate(Sequence& seq, int num_new_tokens,
-                            std::span<const std::int32_t> cached) {
-  // Most decodes fit in the blocks they hold: say so without dividing.
+bool BlockManager::grow(Sequence& seq, int num_new_tokens, std::span<const std::int32_t> cached) {
   const int tokens = seq.num_computed_tokens + num_new_tokens;
-  if (cached.empty() && !seq.block_ids.empty() &&
-      tokens <= static_cast<int>(seq.block_ids.size()) * block_size_)
-    return true;
   const int have = static_cast<int>(seq.block_ids.size() + cached.size());
   const int need = blocks_for(tokens, block_size_) - have;
   const auto cached_free = std::count_if(cached.begin(), cached.end(),
@@ -89,13 +84,7 @@ bool BlockManager::allocate(Sequence& seq, int num_new_tokens,
   return true;
 }
 
-void BlockManager::register_full_blocks(Sequence& seq) {
-  if (!prefix_caching_) return;
-  // Most steps fill no block: say so without dividing.
-  const int next = seq.num_registered_blocks;
-  if (next >= static_cast<int>(seq.block_ids.size()) ||
-      seq.num_computed_tokens < (next + 1) * block_size_)
-    return;
+void BlockManager::register_new_full_blocks(Sequence& seq) {
   const int full = std::min<int>(seq.num_computed_tokens / block_size_,
                                  static_cast<int>(seq.block_ids.size()));
   for (int i = seq.num_registered_blocks; i < full; ++i) {

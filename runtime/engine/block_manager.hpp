@@ -34,10 +34,23 @@ class BlockManager {
   // Grows seq's block table to hold num_computed_tokens + num_new_tokens tokens. A sequence
   // holding no blocks first takes `cached` (from match_prefix; the caller has counted those
   // tokens as computed). Returns false, changing nothing, when the pool is short.
-  bool allocate(Sequence& seq, int num_new_tokens, std::span<const std::int32_t> cached = {});
+  bool allocate(Sequence& seq, int num_new_tokens, std::span<const std::int32_t> cached = {}) {
+    // Most decodes fit in the blocks they hold: say so without a call or a division.
+    if (cached.empty() && !seq.block_ids.empty() &&
+        seq.num_computed_tokens + num_new_tokens <=
+            static_cast<int>(seq.block_ids.size()) * block_size_)
+      return true;
+    return grow(seq, num_new_tokens, cached);
+  }
 
   // Offers seq's newly computed full blocks to the prefix cache (after their KV is written).
-  void register_full_blocks(Sequence& seq);
+  void register_full_blocks(Sequence& seq) {
+    // Most steps fill no block: say so without a call or a division.
+    const int next = seq.num_registered_blocks;
+    if (prefix_caching_ && next < static_cast<int>(seq.block_ids.size()) &&
+        seq.num_computed_tokens >= (next + 1) * block_size_)
+      register_new_full_blocks(seq);
+  }
 
   // Drops seq's references; its cached blocks stay matchable until the pool reuses them.
   void free(Sequence& seq);
@@ -62,6 +75,8 @@ class BlockManager {
     std::uint64_t parent_hash = 0;
   };
 
+  bool grow(Sequence& seq, int num_new_tokens, std::span<const std::int32_t> cached);
+  void register_new_full_blocks(Sequence& seq);
   std::uint64_t block_hash(Sequence& seq, int index);
   bool holds_tokens(std::int32_t block, std::span<const std::int32_t> tokens) const;
   std::int32_t pop_free();

@@ -84,7 +84,7 @@ std::vector<RequestOutput> LLMEngine::step() {
     if (!s.sample) continue;
     Sequence& seq = *s.seq;
     rows.push_back({{}, &seq.params(), seq.prompt_ids(), seq.output_ids(), config_.eos_token_ids,
-                    &seq.rng});
+                    &seq.rng()});
     sampled.push_back(&seq);
   }
   std::vector<SampledToken> tokens;

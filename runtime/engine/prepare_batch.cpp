@@ -26,20 +26,23 @@ void prepare_batch(const StepPlan& plan, int block_size, Batch& batch) {
   batch.context_lens.resize(num_seqs);
   batch.block_tables.resize(num_seqs * max_blocks);
   batch.max_blocks_per_seq = static_cast<std::int32_t>(max_blocks);
-  batch.logits_rows.clear();
+  batch.logits_rows.resize(num_tokens);  // at most one per token; cut to size below
 
   // Through raw pointers: the stores then need no capacity checks, and each row of the block
   // tables is written once (its blocks, then -1 padding).
   std::int32_t* token_ids = batch.token_ids.data();
   std::int32_t* positions = batch.positions.data();
   std::int64_t* slot_mapping = batch.slot_mapping.data();
+  std::int32_t* query_start = batch.query_start.data();
+  std::int32_t* context_lens = batch.context_lens.data();
   std::int32_t* block_table = batch.block_tables.data();
+  std::int32_t* logits_rows = batch.logits_rows.data();
   std::int32_t t = 0;
   for (std::size_t i = 0; i < num_seqs; ++i, block_table += max_blocks) {
     const ScheduledSequence& s = plan.seqs[i];
     const Sequence& seq = *s.seq;
-    batch.query_start[i] = t;
-    batch.context_lens[i] = s.start + s.num_new_tokens;
+    query_start[i] = t;
+    context_lens[i] = s.start + s.num_new_tokens;
     const std::int32_t* tokens = seq.token_ids().data();
     const std::int32_t* blocks = seq.block_ids.data();
     for (std::int32_t pos = s.start; pos < s.start + s.num_new_tokens; ++pos, ++t) {
@@ -50,10 +53,10 @@ void prepare_batch(const StepPlan& plan, int block_size, Batch& batch) {
     }
     std::fill(std::copy(seq.block_ids.begin(), seq.block_ids.end(), block_table),
               block_table + max_blocks, -1);
-    const int rows = logits_rows_of(s);
-    for (std::int32_t r = t - rows; r < t; ++r) batch.logits_rows.push_back(r);
+    for (std::int32_t r = t - logits_rows_of(s); r < t; ++r) *logits_rows++ = r;
   }
-  batch.query_start[num_seqs] = t;
+  query_start[num_seqs] = t;
+  batch.logits_rows.resize(static_cast<std::size_t>(logits_rows - batch.logits_rows.data()));
 }
 
 }  // namespace minivllm

@@ -50,6 +50,18 @@ void Scheduler::add(Sequence* seq) {
   policy_->enqueue(seq);
 }
 
+void Scheduler::add_to_plan(Sequence* seq, int num_new, StepPlan& plan, int& budget) {
+  ScheduledSequence& s = plan.seqs.emplace_back();
+  s.seq = seq;
+  s.start = seq->num_computed_tokens;
+  s.num_new_tokens = num_new;
+  seq->num_computed_tokens += num_new;
+  s.sample = seq->num_computed_tokens == seq->num_tokens();
+  s.prompt_logits = seq->wants_prompt_logprobs() &&
+                    static_cast<int>(seq->prompt_logprobs.size()) < seq->num_prompt_tokens();
+  budget -= num_new;
+}
+
 StepPlan Scheduler::schedule() {
   StepPlan plan;
   schedule(plan);
@@ -60,15 +72,15 @@ void Scheduler::schedule(StepPlan& plan) {
   plan.step = ++step_;
   plan.seqs.clear();
   plan.seqs.reserve(running_.size() + 1);
-  plan.num_batched_tokens = 0;
   plan.preempted.clear();
   int budget = config_.max_num_batched_tokens;
-  schedule_decodes(plan, budget);
+  budget = schedule_decodes(plan, budget);
   schedule_prefills(plan, budget);
   if (plan.preempted.empty()) admit_waiting(plan, budget);
+  plan.num_batched_tokens = config_.max_num_batched_tokens - budget;
 }
 
-void Scheduler::schedule_decodes(StepPlan& plan, int& budget) {
+int Scheduler::schedule_decodes(StepPlan& plan, int budget) {
   snapshot_.assign(running_.begin(), running_.end());  // preemption edits running_
   prefills_.clear();
   for (Sequence* seq : snapshot_) {
@@ -80,6 +92,7 @@ void Scheduler::schedule_decodes(StepPlan& plan, int& budget) {
     }
     if (allocate_running(seq, 1, plan)) add_to_plan(seq, 1, plan, budget);
   }
+  return budget;
 }
 
 void Scheduler::schedule_prefills(StepPlan& plan, int& budget) {
@@ -93,15 +106,19 @@ void Scheduler::schedule_prefills(StepPlan& plan, int& budget) {
   }
 }
 
-bool Scheduler::allocate_running(Sequence* seq, int num_new, StepPlan& plan) {
-  while (!blocks_.allocate(*seq, num_new)) {
+bool Scheduler::preempt_for(Sequence* seq, int num_new, StepPlan& plan) {
+  do {
+    // The candidates: running sequences not in this step's plan yet (seq itself included).
+    std::vector<const Sequence*> planned;
+    for (const ScheduledSequence& s : plan.seqs) planned.push_back(s.seq);
+    std::sort(planned.begin(), planned.end());
     std::vector<Sequence*> candidates;
     for (Sequence* s : running_)
-      if (s->scheduled_step != step_) candidates.push_back(s);
+      if (!std::binary_search(planned.begin(), planned.end(), s)) candidates.push_back(s);
     Sequence* victim = candidates[policy_->pick_victim(candidates)];
     preempt(victim, plan);
     if (victim == seq) return false;
-  }
+  } while (!blocks_.allocate(*seq, num_new));
   return true;
 }
 
@@ -155,26 +172,8 @@ void Scheduler::reserve_longest(Sequence& seq) const {
   seq.reserve(longest, BlockManager::blocks_for(longest, blocks_.block_size()));
 }
 
-void Scheduler::add_to_plan(Sequence* seq, int num_new, StepPlan& plan, int& budget) {
-  ScheduledSequence& s = plan.seqs.emplace_back();
-  s.seq = seq;
-  s.start = seq->num_computed_tokens;
-  s.num_new_tokens = num_new;
-  seq->num_computed_tokens += num_new;
-  s.sample = seq->num_computed_tokens == seq->num_tokens();
-  s.prompt_logits = seq->wants_prompt_logprobs() &&
-                    static_cast<int>(seq->prompt_logprobs.size()) < seq->num_prompt_tokens();
-  seq->scheduled_step = step_;
-  budget -= num_new;
-  plan.num_batched_tokens += num_new;
-}
-
 void Scheduler::finish_step(const StepPlan& plan) {
   for (const ScheduledSequence& s : plan.seqs) finish_step(*s.seq);
-}
-
-void Scheduler::finish_step(Sequence& seq) {
-  if (seq.status == SequenceStatus::running) blocks_.register_full_blocks(seq);
 }
 
 void Scheduler::finish(Sequence* seq, FinishReason reason) {

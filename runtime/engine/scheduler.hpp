@@ -46,7 +46,9 @@ class Scheduler {
   // After the step's KV is written: offers newly full blocks to the prefix cache.
   void finish_step(const StepPlan& plan);
   // finish_step for one of the plan's sequences.
-  void finish_step(Sequence& seq);
+  void finish_step(Sequence& seq) {
+    if (seq.status == SequenceStatus::running) blocks_.register_full_blocks(seq);
+  }
   // Stops a sequence (finished or aborted) wherever it is, freeing its blocks.
   void finish(Sequence* seq, FinishReason reason);
 
@@ -62,13 +64,19 @@ class Scheduler {
   std::string check_invariants() const;
 
  private:
-  // Decodes first, in admission order; the running prefills are left in prefills_.
-  void schedule_decodes(StepPlan& plan, int& budget);
+  // Decodes first, in admission order; the running prefills are left in prefills_. Returns the
+  // budget left (a local, not a reference: the loop's stores into sequences cannot alias it).
+  int schedule_decodes(StepPlan& plan, int budget);
   void schedule_prefills(StepPlan& plan, int& budget);
   // Gets blocks for seq's next num_new tokens, preempting others (or seq itself) as needed.
-  bool allocate_running(Sequence* seq, int num_new, StepPlan& plan);
+  bool allocate_running(Sequence* seq, int num_new, StepPlan& plan) {
+    return blocks_.allocate(*seq, num_new) || preempt_for(seq, num_new, plan);
+  }
+  // allocate_running when the pool is short.
+  bool preempt_for(Sequence* seq, int num_new, StepPlan& plan);
   void preempt(Sequence* victim, StepPlan& plan);
   void admit_waiting(StepPlan& plan, int& budget);
+  // Appends seq's next num_new tokens to the plan (plan.num_batched_tokens is set at the end).
   void add_to_plan(Sequence* seq, int num_new, StepPlan& plan, int& budget);
   // Tokens of seq at its longest: its prompt and max_tokens outputs, within max_model_len.
   int longest_of(const Sequence& seq) const;

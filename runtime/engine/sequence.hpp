@@ -21,7 +21,7 @@ enum class FinishReason : std::uint8_t { none, stop, length, abort };
 
 const char* finish_reason_name(FinishReason r);  // "stop", "length", "abort", or "" for none
 
-class Sequence {
+class alignas(64) Sequence {
  public:
   Sequence(SeqId id, std::string request_id, int index, std::vector<std::int32_t> prompt,
            std::shared_ptr<const SamplingParams> params, std::uint64_t rng_seed);
@@ -40,12 +40,14 @@ class Sequence {
   int max_tokens() const { return max_tokens_; }
 
   std::span<const std::int32_t> token_ids() const { return token_ids_; }
-  std::span<const std::int32_t> prompt_ids() const { return {token_ids_.data(), num_prompt_}; }
+  std::span<const std::int32_t> prompt_ids() const {
+    return token_ids().first(static_cast<std::size_t>(num_prompt_));
+  }
   std::span<const std::int32_t> output_ids() const {
-    return {token_ids_.data() + num_prompt_, token_ids_.size() - num_prompt_};
+    return token_ids().subspan(static_cast<std::size_t>(num_prompt_));
   }
   int num_tokens() const { return static_cast<int>(token_ids_.size()); }
-  int num_prompt_tokens() const { return static_cast<int>(num_prompt_); }
+  int num_prompt_tokens() const { return num_prompt_; }
   int num_output_tokens() const { return num_tokens() - num_prompt_tokens(); }
   void append_token(std::int32_t token) { token_ids_.push_back(token); }
   // Room for the sequence at its longest, so that its per-step appends never reallocate.
@@ -55,34 +57,43 @@ class Sequence {
 
   bool finished() const { return status == SequenceStatus::finished; }
 
-  // The state every step reads comes first, private members included, so that a step touches few
-  // cache lines of each sequence (the rng alone is 2.5 KB).
-
-  // Tokens whose KV is in the cache (or being computed in the step just scheduled).
-  int num_computed_tokens = 0;
-  // Tokens taken from the prefix cache at the last admission.
-  int num_cached_tokens = 0;
-  // KV cache blocks, in token order; owned through the BlockManager.
-  std::vector<std::int32_t> block_ids;
-  // Chained hashes of the full blocks of token_ids, computed as needed by the BlockManager.
-  std::vector<std::uint64_t> block_hashes;
-  // Leading blocks already offered to the prefix cache.
-  int num_registered_blocks = 0;
-
-  SequenceStatus status = SequenceStatus::waiting;
-  FinishReason finish_reason = FinishReason::none;
-  int num_preemptions = 0;
-  std::uint64_t scheduled_step = 0;  // the scheduler's step counter when last scheduled
+  // A decode step passes over its sequences several times (its tokens, the next plan, the next
+  // batch, the worker's rows). The class is aligned to a cache line and what those passes read
+  // comes first, private members included: most passes read only the first line (token_ids_
+  // through id_, 64 bytes), the token's stop check the second one too. The rest is read
+  // rarely.
 
  private:
-  SeqId id_;
   std::vector<std::int32_t> token_ids_;  // prompt then output
-  std::size_t num_prompt_;
+
+ public:
+  // KV cache blocks, in token order; owned through the BlockManager.
+  std::vector<std::int32_t> block_ids;
+  // Tokens whose KV is in the cache (or being computed in the step just scheduled).
+  int num_computed_tokens = 0;
+  SequenceStatus status = SequenceStatus::waiting;
+
+ private:
+  bool wants_prompt_logprobs_;
+  SeqId id_;
+  // The second cache line.
+  int num_prompt_;
   int max_tokens_;
   bool wants_logprobs_;
-  bool wants_prompt_logprobs_;
   bool has_stop_strings_;
   bool stops_on_length_only_;
+
+ public:
+  FinishReason finish_reason = FinishReason::none;
+  // Leading blocks already offered to the prefix cache.
+  int num_registered_blocks = 0;
+  // Tokens taken from the prefix cache at the last admission.
+  int num_cached_tokens = 0;
+  int num_preemptions = 0;
+  // Chained hashes of the full blocks of token_ids, computed as needed by the BlockManager.
+  std::vector<std::uint64_t> block_hashes;
+
+ private:
   std::shared_ptr<const SamplingParams> params_;
   std::string request_id_;
   int index_;
@@ -95,7 +106,15 @@ class Sequence {
   std::vector<PositionLogprobs> logprobs;                        // per generated token
   std::vector<std::optional<PositionLogprobs>> prompt_logprobs;  // first prompt token: none
 
-  std::mt19937_64 rng;  // this sequence's own stream: sampling does not depend on the batch
+  // This sequence's own random stream (sampling does not depend on the batch), made at first
+  // use: only the engine core samples from it (the actors' worker keeps its own).
+  std::mt19937_64& rng();
+
+ private:
+  // Out of line and made late: 2.5 KB inline, or allocated beside each sequence, spread the
+  // sequences a page apart, and a step over 256 of them paid an address translation per sequence.
+  std::uint64_t rng_seed_;
+  std::unique_ptr<std::mt19937_64> rng_;
 };
 
 }  // namespace minivllm

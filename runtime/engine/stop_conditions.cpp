@@ -32,14 +32,8 @@ bool cut_at_stop_string(Sequence& seq, std::size_t unchanged) {
 
 }  // namespace
 
-FinishReason check_stop(Sequence& seq, std::span<const std::int32_t> eos_ids, int max_model_len,
-                        const Detokenizer& detokenize) {
-  // Only its length can stop a sequence with no stop ids or strings that ignores EOS: that
-  // check reads no sampling parameters (a cold cache line per sequence in a decode step's loop).
-  if (!detokenize && seq.stops_on_length_only())
-    return seq.num_tokens() >= max_model_len || seq.num_output_tokens() >= seq.max_tokens()
-               ? FinishReason::length
-               : FinishReason::none;
+FinishReason check_stop_in_full(Sequence& seq, std::span<const std::int32_t> eos_ids,
+                                int max_model_len, const Detokenizer& detokenize) {
   const SamplingParams& p = seq.params();
   const std::int32_t last = seq.output_ids().back();
   const bool may_stop = seq.num_output_tokens() >= p.min_tokens;

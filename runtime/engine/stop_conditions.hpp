@@ -13,9 +13,22 @@ namespace minivllm {
 // Token ids to text (the whole output each time, so multi-byte characters come out whole).
 using Detokenizer = std::function<std::string(std::span<const std::int32_t>)>;
 
+// check_stop for a sequence whose stops need more than its length.
+FinishReason check_stop_in_full(Sequence& seq, std::span<const std::int32_t> eos_ids,
+                                int max_model_len, const Detokenizer& detokenize);
+
 // Updates seq.text (when `detokenize` is set; stop strings need it) and seq.stop_str /
 // seq.stop_token_id; returns FinishReason::none while the sequence goes on.
-FinishReason check_stop(Sequence& seq, std::span<const std::int32_t> eos_ids, int max_model_len,
-                        const Detokenizer& detokenize);
+inline FinishReason check_stop(Sequence& seq, std::span<const std::int32_t> eos_ids,
+                               int max_model_len, const Detokenizer& detokenize) {
+  // Only its length can stop a sequence with no stop ids or strings that ignores EOS: that check
+  // reads no sampling parameters (a cold cache line per sequence in a decode step's loop) and
+  // takes no call.
+  if (!detokenize && seq.stops_on_length_only())
+    return seq.num_tokens() >= max_model_len || seq.num_output_tokens() >= seq.max_tokens()
+               ? FinishReason::length
+               : FinishReason::none;
+  return check_stop_in_full(seq, eos_ids, max_model_len, detokenize);
+}
 
 }  // namespace minivllm

@@ -167,6 +167,10 @@ void on_step_done(pointer self, StepResult& result) {
   st.spare_batches.push_back(std::move(result.spent_batch));
   const InFlight& done = st.in_flight.front();
   const StepPlan& plan = done.plan;
+  // The scheduler's thread slept through the step: its sequences are cold. Ask for all of them
+  // at once before the passes below touch them one by one.
+  for (const ScheduledSequence& s : plan.seqs) s.seq->prefetch_state();
+  for (const ScheduledSequence& s : plan.seqs) s.seq->prefetch_ends();
   StepOutputs out;
   out.tokens.reserve(result.tokens.size());
   Scheduler& scheduler = *st.scheduler;

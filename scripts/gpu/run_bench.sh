@@ -20,7 +20,9 @@ config=(--config configs/qwen3-0.6b-h200.toml --set "runtime.plugin_dirs=[\"$MIN
     ".gpu/bundle/bin/$b" data/models/qwen3-0.6b "$MINIVLLM_PLUGIN_DIR"
   done
   echo "== actor_step_bench (CPU side of a 256-sequence decode step, no-arithmetic model)"
-  .gpu/bundle/bin/actor_step_bench 256 100 600 5
+  .gpu/bundle/bin/actor_step_bench 256 100 600 5 0 256
+  echo "== actor_step_bench, 5 ms per step on the worker (the scheduler's turn starts cold)"
+  .gpu/bundle/bin/actor_step_bench 256 20 120 3 5000 256
   "$MINIVLLM_BIN" bench throughput "${config[@]}" --workload benchmarks/throughput-256.json \
     --output "$out/bench-throughput.json"
   "$MINIVLLM_BIN" bench latency "${config[@]}" --output "$out/bench-latency.json"

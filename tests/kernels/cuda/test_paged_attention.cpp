@@ -11,29 +11,24 @@
 #include <gtest/gtest.h>
 
 #include "gpu_test_support.hpp"
-#include "kernels/cpu/attention.hpp"
 #include "kernels/cuda/paged_attention.cuh"
+#include "paged_attention_batch.hpp"
 
 namespace minivllm {
 namespace {
 
 using test::DeviceBuffer;
 
-struct Heads {
-  const char* name;
-  std::int64_t heads, kv_heads, head_dim;
-};
+using test::AttentionHeads;
+using test::PagedBatch;
+using Sequence = test::SequenceLens;
 
 // The models' head counts (Qwen3-0.6B, Llama 3.2 1B, the tiny models), plain multi-head attention,
 // and a group of 8 query heads per KV head (more than one decode block's 4 rows).
-const Heads kHeads[] = {{"Qwen3-0.6B", 16, 8, 128}, {"Llama-3.2-1B", 32, 8, 64},
-                        {"tiny qwen3", 4, 2, 32},   {"tiny llama", 4, 2, 16},
-                        {"multi-head", 4, 4, 32},   {"group of 8", 16, 2, 64}};
+const AttentionHeads kHeads[] = {{"Qwen3-0.6B", 16, 8, 128}, {"Llama-3.2-1B", 32, 8, 64},
+                                 {"tiny qwen3", 4, 2, 32},   {"tiny llama", 4, 2, 16},
+                                 {"multi-head", 4, 4, 32},   {"group of 8", 16, 2, 64}};
 constexpr std::int64_t kBlockSizes[] = {1, 7, 16, 256};
-
-struct Sequence {
-  std::int32_t context_len, query_len;
-};
 
 enum class Kernel { prefill, decode };
 
@@ -50,72 +45,11 @@ const char* workspace_name(Workspace w) {
   return "?";
 }
 
-// One batch, host side: queries, caches and the paged layout, as the engine would build them.
-struct PagedBatch {
-  Heads heads;
-  std::int64_t block_size = 0, num_blocks = 0, max_blocks_per_seq = 0, num_tokens = 0;
-  std::int64_t max_query_len = 0;
-  std::vector<float> q, key_cache, value_cache;
-  std::vector<std::int32_t> block_tables, query_start, context_lens;
-
-  std::int64_t num_seqs() const { return static_cast<std::int64_t>(context_lens.size()); }
-  std::int64_t kv_width() const { return heads.kv_heads * heads.head_dim; }
-  std::size_t out_size() const {
-    return static_cast<std::size_t>(num_tokens * heads.heads * heads.head_dim);
-  }
-};
-
-std::string describe(const PagedBatch& b, DType dtype) {
-  std::string s = std::string(b.heads.name) + " " + std::string(dtype_name(dtype)) +
-                  " block_size " + std::to_string(b.block_size) + " (context, query):";
-  for (std::size_t i = 0; i < b.context_lens.size(); ++i)
-    s += " (" + std::to_string(b.context_lens[i]) + ", " +
-         std::to_string(b.query_start[i + 1] - b.query_start[i]) + ")";
-  return s;
-}
-
 class PagedAttentionKernel : public test::CudaKernelTest {
  protected:
-  PagedBatch make_batch(const Heads& heads, std::int64_t block_size,
+  PagedBatch make_batch(const AttentionHeads& heads, std::int64_t block_size,
                         const std::vector<Sequence>& seqs, DType dtype) {
-    PagedBatch b;
-    b.heads = heads;
-    b.block_size = block_size;
-    std::int64_t blocks_needed = 0;
-    for (const Sequence& s : seqs) {
-      const std::int64_t blocks = (s.context_len + block_size - 1) / block_size;
-      blocks_needed += blocks;
-      b.max_blocks_per_seq = std::max(b.max_blocks_per_seq, blocks + 1);  // a -1 entry each
-      b.num_tokens += s.query_len;
-      b.max_query_len = std::max<std::int64_t>(b.max_query_len, s.query_len);
-    }
-    b.num_blocks = blocks_needed + 3;  // blocks no sequence owns
-    std::vector<std::int32_t> physical(static_cast<std::size_t>(b.num_blocks));
-    std::iota(physical.begin(), physical.end(), 0);
-    std::shuffle(physical.begin(), physical.end(), rng());
-
-    const auto slots = static_cast<std::size_t>(b.num_blocks * block_size);
-    b.key_cache.assign(slots * b.kv_width(), NAN);
-    b.value_cache.assign(slots * b.kv_width(), NAN);
-    b.block_tables.assign(seqs.size() * b.max_blocks_per_seq, -1);
-    b.query_start.push_back(0);
-    std::size_t next_block = 0;
-    for (std::size_t i = 0; i < seqs.size(); ++i) {
-      const Sequence& s = seqs[i];
-      b.query_start.push_back(b.query_start.back() + s.query_len);
-      b.context_lens.push_back(s.context_len);
-      for (std::int64_t p = 0; p < s.context_len; ++p) {
-        const std::size_t entry = i * b.max_blocks_per_seq + p / block_size;
-        if (p % block_size == 0) b.block_tables[entry] = physical[next_block++];
-        const std::size_t row = b.block_tables[entry] * block_size + p % block_size;
-        const auto k = random_values(b.kv_width(), -2, 2, dtype);
-        const auto v = random_values(b.kv_width(), -2, 2, dtype);
-        std::copy(k.begin(), k.end(), b.key_cache.begin() + row * b.kv_width());
-        std::copy(v.begin(), v.end(), b.value_cache.begin() + row * b.kv_width());
-      }
-    }
-    b.q = random_values(b.out_size(), -2, 2, dtype);
-    return b;
+    return test::make_paged_batch(heads, block_size, seqs, dtype, rng());
   }
 
   // The kernel's output, as f32, from a poisoned output buffer (and poisoned workspace).
@@ -124,20 +58,11 @@ class PagedAttentionKernel : public test::CudaKernelTest {
   std::vector<float> run_gpu(Kernel kernel, const PagedBatch& b, DType dtype,
                              Workspace workspace = Workspace::wanted,
                              const std::vector<std::int32_t>& seq_order = {}) {
-    DeviceBuffer d_q = test::upload(b.q, dtype);
-    DeviceBuffer d_key_cache = test::upload(b.key_cache, dtype);
-    DeviceBuffer d_value_cache = test::upload(b.value_cache, dtype);
-    DeviceBuffer d_block_tables = test::upload_raw(b.block_tables);
-    DeviceBuffer d_query_start = test::upload_raw(b.query_start);
-    DeviceBuffer d_context_lens = test::upload_raw(b.context_lens);
-    DeviceBuffer d_out(b.out_size() * dtype_size(dtype));
+    const test::DevicePagedBatch d(b, dtype);
     DeviceBuffer d_seq_order = test::upload_raw(seq_order);
     DeviceBuffer d_total_context = test::upload_raw(std::vector<std::int64_t>{std::accumulate(
         b.context_lens.begin(), b.context_lens.end(), std::int64_t{0})});
-    test::poison(d_out);
-    cuda::PagedAttentionParams p = params(b, dtype, d_q.get(), d_key_cache.get(),
-                                          d_value_cache.get(), d_block_tables, d_query_start,
-                                          d_context_lens, d_out.get());
+    cuda::PagedAttentionParams p = d.params(b, dtype);
     if (!seq_order.empty()) {
       p.seq_order = d_seq_order.as<std::int32_t>();
       p.total_context = d_total_context.as<std::int64_t>();
@@ -153,63 +78,19 @@ class PagedAttentionKernel : public test::CudaKernelTest {
                                                       : cuda::launch_decode_attention(p, nullptr);
     EXPECT_EQ(err, cudaSuccess) << cudaGetErrorString(err);
     EXPECT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
-    return test::download(d_out, dtype, b.out_size());
-  }
-
-  static cuda::PagedAttentionParams params(const PagedBatch& b, DType dtype, const void* q,
-                                           const void* key_cache, const void* value_cache,
-                                           const DeviceBuffer& block_tables,
-                                           const DeviceBuffer& query_start,
-                                           const DeviceBuffer& context_lens, void* out) {
-    cuda::PagedAttentionParams p;
-    p.dtype = dtype;
-    p.q = q;
-    p.key_cache = key_cache;
-    p.value_cache = value_cache;
-    p.block_tables = block_tables.as<std::int32_t>();
-    p.query_start = query_start.as<std::int32_t>();
-    p.context_lens = context_lens.as<std::int32_t>();
-    p.num_seqs = b.num_seqs();
-    p.max_query_len = b.max_query_len;
-    p.max_blocks_per_seq = b.max_blocks_per_seq;
-    p.num_blocks = b.num_blocks;
-    p.block_size = b.block_size;
-    p.num_heads = b.heads.heads;
-    p.num_kv_heads = b.heads.kv_heads;
-    p.head_dim = b.heads.head_dim;
-    p.scale = 1.0f / std::sqrt(static_cast<float>(b.heads.head_dim));
-    p.out = out;
-    return p;
+    return test::download(d.out, dtype, b.out_size());
   }
 
   static std::vector<float> run_cpu(const PagedBatch& b) {
-    std::vector<float> out(b.out_size());
-    cpu::PagedAttentionArgs a;
-    a.q = b.q.data();
-    a.key_cache = b.key_cache.data();
-    a.value_cache = b.value_cache.data();
-    a.block_tables = b.block_tables.data();
-    a.query_start = b.query_start.data();
-    a.context_lens = b.context_lens.data();
-    a.num_seqs = b.num_seqs();
-    a.max_blocks_per_seq = b.max_blocks_per_seq;
-    a.num_blocks = b.num_blocks;
-    a.block_size = b.block_size;
-    a.num_heads = b.heads.heads;
-    a.num_kv_heads = b.heads.kv_heads;
-    a.head_dim = b.heads.head_dim;
-    a.scale = 1.0f / std::sqrt(static_cast<float>(b.heads.head_dim));
-    a.out = out.data();
-    cpu::paged_attention(a);
-    return out;
+    return test::paged_attention_reference(b);
   }
 
   // Both kernels that handle the batch against the reference.
-  void check(const Heads& heads, std::int64_t block_size, const std::vector<Sequence>& seqs,
-             bool decode_batch) {
+  void check(const AttentionHeads& heads, std::int64_t block_size,
+             const std::vector<Sequence>& seqs, bool decode_batch) {
     for (DType dtype : test::kElementTypes) {
       const PagedBatch b = make_batch(heads, block_size, seqs, dtype);
-      SCOPED_TRACE(describe(b, dtype));
+      SCOPED_TRACE(test::describe(b, dtype));
       const auto want = run_cpu(b);
       test::expect_close(run_gpu(Kernel::prefill, b, dtype), want, test::tolerance(dtype),
                          "prefill kernel");
@@ -221,11 +102,11 @@ class PagedAttentionKernel : public test::CudaKernelTest {
 
   // The decode kernel with each workspace, and with its sequences in a random order, against the
   // reference.
-  void check_decode(const Heads& heads, std::int64_t block_size,
+  void check_decode(const AttentionHeads& heads, std::int64_t block_size,
                     const std::vector<Sequence>& seqs) {
     for (DType dtype : test::kElementTypes) {
       const PagedBatch b = make_batch(heads, block_size, seqs, dtype);
-      SCOPED_TRACE(describe(b, dtype));
+      SCOPED_TRACE(test::describe(b, dtype));
       const auto want = run_cpu(b);
       for (Workspace workspace : {Workspace::wanted, Workspace::half, Workspace::none})
         test::expect_close(run_gpu(Kernel::decode, b, dtype, workspace), want,
@@ -241,7 +122,7 @@ class PagedAttentionKernel : public test::CudaKernelTest {
   }
 
   // Bytes of workspace the decode kernel wants for a batch of these shapes.
-  static std::size_t workspace_bytes(const Heads& heads, std::int64_t block_size,
+  static std::size_t workspace_bytes(const AttentionHeads& heads, std::int64_t block_size,
                                      std::int64_t num_seqs, std::int64_t max_context) {
     cuda::PagedAttentionParams p;
     p.num_seqs = num_seqs;
@@ -260,7 +141,7 @@ class PagedAttentionKernel : public test::CudaKernelTest {
 };
 
 TEST_F(PagedAttentionKernel, DecodeMatchesReference) {
-  for (const Heads& heads : kHeads) {
+  for (const AttentionHeads& heads : kHeads) {
     for (std::int64_t bs : kBlockSizes) {
       const auto block = static_cast<std::int32_t>(bs);
       // Contexts of one token, ending exactly on and just past block boundaries, and random.
@@ -277,7 +158,7 @@ TEST_F(PagedAttentionKernel, DecodeMatchesReference) {
 // Contexts up to 8k in a small batch: many splits, a merge, and sequences that end in the first
 // split, on a split's last key or just past it.
 TEST_F(PagedAttentionKernel, DecodeLongContextsMatchReference) {
-  for (const Heads& heads : {kHeads[0], kHeads[1]}) {
+  for (const AttentionHeads& heads : {kHeads[0], kHeads[1]}) {
     for (std::int64_t bs : {16, 256}) {
       std::vector<Sequence> seqs;
       for (std::int32_t context : {8192, 8193, 4096, 1025, 1024, 513, 512, 257, 256, 1})
@@ -294,7 +175,7 @@ TEST_F(PagedAttentionKernel, DecodeLongContextsMatchReference) {
 // 256; some padding (no new token) too.
 TEST_F(PagedAttentionKernel, DecodeRaggedBatchesMatchReference) {
   struct Case {
-    Heads heads;
+    AttentionHeads heads;
     std::int64_t block_size, batch;
     std::int32_t max_context;
   };
@@ -315,7 +196,7 @@ TEST_F(PagedAttentionKernel, DecodeRaggedBatchesMatchReference) {
 }
 
 TEST_F(PagedAttentionKernel, PrefillMatchesReference) {
-  for (const Heads& heads : kHeads) {
+  for (const AttentionHeads& heads : kHeads) {
     for (std::int64_t bs : kBlockSizes) {
       const auto block = static_cast<std::int32_t>(bs);
       const std::int32_t prompt = random_len(2, 200);
@@ -335,7 +216,7 @@ TEST_F(PagedAttentionKernel, PrefillMatchesReference) {
 
 // Short contexts, and long ones that the decode kernel splits (the bad block in one split).
 TEST_F(PagedAttentionKernel, BlockOutsideCacheGivesNan) {
-  const Heads heads = kHeads[0];
+  const AttentionHeads heads = kHeads[0];
   const auto row = static_cast<std::ptrdiff_t>(heads.heads * heads.head_dim);  // sequence 0's
   for (const std::int32_t context : {20, 3000}) {
     for (DType dtype : test::kElementTypes) {

@@ -53,15 +53,20 @@ Tensor shape_only(Shape shape) {
 // and at m <= 8 while m x in x out <= 2^23 (k/v up to m = 8, o up to 4, gate/up 2; fused qkv at
 // m = 2 is the one such point it lost, by 3 %). Its time grows about linearly in m x W, cuBLAS's
 // hardly. x must already be in the compute dtype.
-bool use_skinny_gemm(DType compute_dtype, const Tensor& x, const Tensor& weight) {
+bool use_skinny_gemm(DType compute_dtype, const Tensor& x, const Tensor& weight,
+                     std::int64_t max_multiply_adds = std::int64_t{1} << 23) {
   constexpr std::int64_t kSkinnyMaxRows = 8;
-  constexpr std::int64_t kSkinnyMaxMultiplyAdds = std::int64_t{1} << 23;
   const std::int64_t m = x.dim(0), out_features = weight.dim(0), in_features = x.dim(1);
   const bool skinny_wins =
-      m == 1 || (m <= kSkinnyMaxRows && m * in_features * out_features <= kSkinnyMaxMultiplyAdds);
+      m == 1 || (m <= kSkinnyMaxRows && m * in_features * out_features <= max_multiply_adds);
   return compute_dtype == DType::bf16 && skinny_wins &&
          cuda::skinny_gemm_supports(in_features, x.data(), weight.data());
 }
+
+// The skinny GEMM with silu_and_mul in its epilogue also saves the activation's kernel, so it wins
+// over cuBLAS + silu_and_mul on more rows: on Qwen3-0.6B's gate/up (1024 -> 2 x 3072) at m = 2
+// (5.5 vs 7.3 us) and 4 (6.9 vs 7.3), not at 8 (9.0 vs 7.4; H200, skinny_gemm.md v4).
+constexpr std::int64_t kFusedGatedMaxMultiplyAdds = 3 * (std::int64_t{1} << 23);
 
 // How many of the batch's sequences, from the first, have exactly one new token.
 std::int32_t leading_decodes(const Batch& batch) {
@@ -322,8 +327,7 @@ Tensor CudaOps::linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weigh
           "linear_silu_and_mul",
           "x " + shape_string(x.shape()) + " does not match gate_up_weight " +
               shape_string(gate_up_weight.shape()) + " (its rows must be gate then up)");
-  // Fused only where linear would take the skinny GEMM: elsewhere cuBLAS is faster than it.
-  if (!use_skinny_gemm(dtype_, x, gate_up_weight))
+  if (!use_skinny_gemm(dtype_, x, gate_up_weight, kFusedGatedMaxMultiplyAdds))
     return Ops::linear_silu_and_mul(x, gate_up_weight);
   const std::int64_t width = gate_up_weight.dim(0) / 2;
   Tensor out = empty({x.dim(0), width}, dtype_);

@@ -3,9 +3,10 @@
 // written, as benchmarks/gpu_ceilings counts them). bf16, Qwen3-0.6B's heads (16 query heads,
 // 8 KV heads, head_dim 128), every sequence of a batch at the same context length, then batches
 // of mixed lengths (uniform in [kRaggedMin, kRaggedMax], as throughput-256.json's decode steps
-// have them; "context" 0 in the table; -1: the same lengths longest first, the order that
-// dispatches the longest sequences' blocks first), cache blocks shuffled as a long-running engine leaves them. Each timed launch reads another copy of the
-// batch's blocks (at least 1 GiB between two reads of the same bytes) so the L2 cache holds none.
+// have them; "context" 0 in the table; -1: the same lengths longest first, the order in which
+// the engine has the kernel take them), cache blocks shuffled as a long-running engine leaves
+// them. Each timed launch reads another copy of the batch's blocks (at least 1 GiB between two
+// reads of the same bytes) so the L2 cache holds none.
 // Prints a table and one JSON line.
 #include <algorithm>
 #include <cmath>

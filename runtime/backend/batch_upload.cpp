@@ -51,10 +51,14 @@ BatchLayout BatchLayout::of(const Batch& b) {
 }
 
 DeviceBatch DeviceBatch::at(const void* base, const BatchLayout& l) {
-  return {at_offset<std::int32_t>(base, l.token_ids),    at_offset<std::int32_t>(base, l.positions),
-          at_offset<std::int64_t>(base, l.slot_mapping), at_offset<std::int32_t>(base, l.query_start),
-          at_offset<std::int32_t>(base, l.context_lens), at_offset<std::int32_t>(base, l.decode_order),
-          at_offset<std::int64_t>(base, l.context_total), at_offset<std::int32_t>(base, l.block_tables),
+  return {at_offset<std::int32_t>(base, l.token_ids),
+          at_offset<std::int32_t>(base, l.positions),
+          at_offset<std::int64_t>(base, l.slot_mapping),
+          at_offset<std::int32_t>(base, l.query_start),
+          at_offset<std::int32_t>(base, l.context_lens),
+          at_offset<std::int32_t>(base, l.decode_order),
+          at_offset<std::int64_t>(base, l.context_total),
+          at_offset<std::int32_t>(base, l.block_tables),
           at_offset<std::int32_t>(base, l.logits_rows)};
 }
 

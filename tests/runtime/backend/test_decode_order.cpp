@@ -33,7 +33,8 @@ TEST(DecodeOrder, RandomBatchesArePermutationsSortedByBucket) {
   for (int round = 0; round < 200; ++round) {
     std::vector<std::int32_t> lens(std::uniform_int_distribution<std::size_t>(0, 300)(rng));
     const std::int32_t longest = round % 2 == 0 ? 4096 : 40000;
-    for (std::int32_t& len : lens) len = std::uniform_int_distribution<std::int32_t>(1, longest)(rng);
+    std::uniform_int_distribution<std::int32_t> length(1, longest);
+    for (std::int32_t& len : lens) len = length(rng);
     const std::vector<std::int32_t> got = order_of(order, lens);
     std::vector<std::int32_t> sorted = got;
     std::sort(sorted.begin(), sorted.end());

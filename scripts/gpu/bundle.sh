@@ -17,6 +17,10 @@ mapfile -t programs < <(find build/tests build/benchmarks -type f -perm -u+x \
                         printf "%s\n" build/minivllm build/benchmarks/actor_step_bench;
                         find build/plugins -name '*.so')
 "$tool" .gpu/bundle "${programs[@]}"
+# The programs travel xz-compressed too (~70 MB stripped, over the device call's 64 MiB; ~11 MB
+# compressed); scripts/gpu/prepare.sh unpacks them on the GPU machine.
+tar -C .gpu/bundle -cf - bin | xz -T2 -6 > .gpu/bin.tar.xz
+rm -rf .gpu/bundle/bin
 # The commit the build is of (benchmark reports read it from MINIVLLM_COMMIT there).
 git describe --always --dirty > .gpu/commit
 # Tokenizers travel compressed (the device call carries at most 64 MiB).

@@ -1,6 +1,7 @@
 # Sourced by the scripts/gpu/run_*.sh scripts on the GPU machine, from the repository root, after
 # scripts/gpu/bundle.sh packaged .gpu/: unpacks the tokenizers, makes the tiny demo models the way
 # scripts/setup.sh does, and exports what the tests read.
+tar -C .gpu/bundle -xJf .gpu/bin.tar.xz
 source .gpu/bundle/env.sh
 mkdir -p data
 tar -C data -xJf .gpu/data/tokenizers.tar.xz

@@ -25,6 +25,8 @@ struct Entry {
 // A step at the worker.
 struct InFlight {
   StepPlan plan;
+  // Every sequence of it has one new token, sampled (how its step time is counted).
+  bool decodes_only = false;
   // Every running sequence decoded one token in it when it was planned. That holds until the next
   // plan: sequences only leave the running set in between (admission and preemption happen in
   // Scheduler::schedule alone).
@@ -177,10 +179,8 @@ void on_step_done(pointer self, StepResult& result) {
   const int max_model_len = scheduler.config().max_model_len;
   // One pass over the step's sequences. Dropping one (finished) frees its blocks but changes no
   // other sequence's blocks or hashes, so each can be finished before the next is looked at.
-  bool decodes_only = true;
   std::size_t row = 0;
   for (const ScheduledSequence& s : plan.seqs) {
-    decodes_only = decodes_only && s.num_new_tokens == 1 && s.sample;
     Sequence& seq = *s.seq;
     if (seq.finished()) {  // dropped since it was planned: its token is discarded
       if (s.sample) ++row;
@@ -192,7 +192,7 @@ void on_step_done(pointer self, StepResult& result) {
     if (s.sample) report_token(st, seq, result, row++, max_model_len, out);
   }
   const std::size_t timed_as =
-      st.step_times.record(decodes_only, static_cast<std::int32_t>(plan.seqs.size()),
+      st.step_times.record(done.decodes_only, static_cast<std::int32_t>(plan.seqs.size()),
                            plan.num_batched_tokens, result.run_seconds, result.gap_seconds);
   for (const std::string& id : st.pending_aborts) end_request(st, id, "", out);
   st.pending_aborts.clear();
@@ -234,7 +234,7 @@ void send_step(pointer self, StepPlan plan, bool look_ahead) {
   }
   work.released_seq_ids.swap(st.released);
   const bool decodes_all_running = decodes_only && plan.seqs.size() == st.scheduler->num_running();
-  st.in_flight.push_back({std::move(plan), decodes_all_running, false});
+  st.in_flight.push_back({std::move(plan), decodes_only, decodes_all_running, false});
   self->request(st.worker, caf::infinite, std::move(work))
       .then([self](StepResult& result) { on_step_done(self, result); },
             [self](caf::error& err) {

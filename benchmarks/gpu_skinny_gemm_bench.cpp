@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,14 +19,17 @@
 #include <cuda_runtime_api.h>
 
 #include "backend/cuda_check.hpp"
-#include "benchmarks/gpu_bench_support.hpp"
+#include "benchmarks/gemm_bench_support.hpp"
 #include "kernels/cuda/activation.cuh"
 #include "kernels/cuda/skinny_gemm.cuh"
 
 namespace minivllm {
 namespace {
 
+using bench::cublas_gemm;
 using bench::DeviceMemory;
+using bench::RotatedWeights;
+using bench::time_per_launch;
 
 struct Shape {
   const char* name;
@@ -43,10 +45,6 @@ constexpr std::int64_t kMs[] = {1, 2, 4, 8, 16, 32};
 // The fused gate_up + silu_and_mul: Qwen3-0.6B's MLP at the decode m it may serve.
 constexpr std::int64_t kMlpHidden = 1024, kMlpIntermediate = 3072;
 constexpr std::int64_t kFusedMs[] = {1, 2, 4, 8};
-constexpr int kLaunches = 64;
-constexpr int kReplays = 9;
-constexpr std::size_t kRotationBytes = std::size_t{256} << 20;
-constexpr std::size_t kBlasWorkspaceBytes = std::size_t{32} << 20;
 
 struct Result {
   std::string shape;
@@ -63,68 +61,6 @@ struct FusedResult {
 struct Results {
   std::vector<Result> gemms;
   std::vector<FusedResult> fused;
-};
-
-// Median device microseconds of one call of `launch(i)` (i: the launch's index), run kLaunches
-// times in a CUDA graph.
-double time_per_launch(cudaStream_t stream, const std::function<void(int)>& launch) {
-  cudaGraph_t graph = nullptr;
-  MV_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < kLaunches; ++i) launch(i);
-  MV_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  cudaGraphExec_t exec = nullptr;
-  MV_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  cudaEvent_t start = nullptr, stop = nullptr;
-  MV_CUDA_CHECK(cudaEventCreate(&start));
-  MV_CUDA_CHECK(cudaEventCreate(&stop));
-  MV_CUDA_CHECK(cudaGraphLaunch(exec, stream));  // warm-up
-  std::vector<double> us;
-  for (int r = 0; r < kReplays; ++r) {
-    MV_CUDA_CHECK(cudaEventRecord(start, stream));
-    MV_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    MV_CUDA_CHECK(cudaEventRecord(stop, stream));
-    MV_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    MV_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    us.push_back(1000.0 * ms / kLaunches);
-  }
-  MV_CUDA_CHECK(cudaEventDestroy(start));
-  MV_CUDA_CHECK(cudaEventDestroy(stop));
-  MV_CUDA_CHECK(cudaGraphExecDestroy(exec));
-  MV_CUDA_CHECK(cudaGraphDestroy(graph));
-  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
-  return us[us.size() / 2];
-}
-
-// y [m, out] = x [m, in] @ w [out, in]^T as CudaOps::linear calls cuBLAS.
-void cublas_gemm(cublasHandle_t blas, const void* w, const void* x, void* y, DType y_dtype,
-                 std::int64_t m, std::int64_t out, std::int64_t in) {
-  const float alpha = 1.0f, beta = 0.0f;
-  const cudaDataType_t y_type = y_dtype == DType::f32 ? CUDA_R_32F : CUDA_R_16BF;
-  MV_CUDA_CHECK(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(out),
-                             static_cast<int>(m), static_cast<int>(in), &alpha, w, CUDA_R_16BF,
-                             static_cast<int>(in), x, CUDA_R_16BF, static_cast<int>(in), &beta, y,
-                             y_type, static_cast<int>(out), CUBLAS_COMPUTE_32F,
-                             CUBLAS_GEMM_DEFAULT));
-}
-
-// Copies of a weight [out, in] filling >= kRotationBytes, so that each launch reads its weight
-// from HBM, and an x of max_m rows; every element bf16 0x3C3C (about 0.011).
-struct RotatedWeights {
-  std::size_t w_bytes, copies;
-  DeviceMemory w, x;
-
-  RotatedWeights(std::int64_t out, std::int64_t in, std::int64_t max_m)
-      : w_bytes(static_cast<std::size_t>(out * in) * 2),
-        copies(std::max<std::size_t>(1, (kRotationBytes + w_bytes - 1) / w_bytes)),
-        w(copies * w_bytes),
-        x(static_cast<std::size_t>(max_m * in) * 2) {
-    MV_CUDA_CHECK(cudaMemset(w.get(), 0x3C, copies * w_bytes));
-    MV_CUDA_CHECK(cudaMemset(x.get(), 0x3C, static_cast<std::size_t>(max_m * in) * 2));
-  }
-  const char* weight(int i) const {
-    return w.get() + (static_cast<std::size_t>(i) % copies) * w_bytes;
-  }
 };
 
 std::vector<FusedResult> run_fused(cudaStream_t stream, cublasHandle_t blas) {
@@ -159,13 +95,9 @@ std::vector<FusedResult> run_fused(cudaStream_t stream, cublasHandle_t blas) {
 }
 
 Results run() {
-  cudaStream_t stream = nullptr;
-  MV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  cublasHandle_t blas = nullptr;
-  MV_CUDA_CHECK(cublasCreate(&blas));
-  DeviceMemory workspace(kBlasWorkspaceBytes);
-  MV_CUDA_CHECK(cublasSetStream(blas, stream));
-  MV_CUDA_CHECK(cublasSetWorkspace(blas, workspace.get(), kBlasWorkspaceBytes));
+  const bench::GemmStream gemm_stream;
+  const cudaStream_t stream = gemm_stream.stream();
+  const cublasHandle_t blas = gemm_stream.blas();
   const std::int64_t max_m = kMs[std::size(kMs) - 1];
   Results results;
   for (const Shape& s : kShapes) {
@@ -185,8 +117,6 @@ Results run() {
     }
   }
   results.fused = run_fused(stream, blas);
-  MV_CUDA_CHECK(cublasDestroy(blas));
-  MV_CUDA_CHECK(cudaStreamDestroy(stream));
   return results;
 }
 

@@ -18,6 +18,7 @@
 #include "kernels/cuda/detail/attention_warp.cuh"
 #include "kernels/cuda/detail/cp_async.cuh"
 #include "kernels/cuda/detail/dependent_launch.cuh"
+#include "kernels/cuda/detail/device_facts.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 
 namespace minivllm::cuda {
@@ -503,12 +504,6 @@ std::size_t workspace_bytes_of(const PagedAttentionParams& p, const DecodePlan& 
   if (plan.num_splits == 1) return 0;
   return static_cast<std::size_t>(p.num_seqs * p.num_heads * plan.num_splits * (p.head_dim + 2)) *
          sizeof(float);
-}
-
-cudaError_t current_sm_count(int& count) {
-  int device = 0;
-  if (const cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return err;
-  return cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device);
 }
 
 template <class T, int kRows>

@@ -17,6 +17,7 @@
 #include "kernels/cuda/paged_attention.cuh"
 #include "kernels/cuda/rms_norm.cuh"
 #include "kernels/cuda/skinny_gemm.cuh"
+#include "kernels/cuda/tile_gemm.cuh"
 
 namespace minivllm {
 
@@ -47,20 +48,29 @@ Tensor shape_only(Shape shape) {
   return {nullptr, nullptr, DType::f32, std::move(shape), Device::cuda};
 }
 
-// Whether x [m, in] @ weight [out, in]^T runs on the skinny GEMM rather than cuBLAS: where it beat
-// cuBLAS on the H200 (benchmarks/gpu_skinny_gemm_bench.cpp; figures in kernels/cuda/
-// skinny_gemm.md): at m = 1 on every Qwen3-0.6B shape (1.07x on the lm_head to 4.3x on o_proj),
-// and at m <= 8 while m x in x out <= 2^23 (k/v up to m = 8, o up to 4, gate/up 2; fused qkv at
-// m = 2 is the one such point it lost, by 3 %). Its time grows about linearly in m x W, cuBLAS's
-// hardly. x must already be in the compute dtype.
-bool use_skinny_gemm(DType compute_dtype, const Tensor& x, const Tensor& weight,
-                     std::int64_t max_multiply_adds = std::int64_t{1} << 23) {
-  constexpr std::int64_t kSkinnyMaxRows = 8;
+// Which kernel runs x [m, in] @ weight [out, in]^T (x already in the compute dtype), by what beat
+// the others on the H200 (benchmarks gpu_skinny_gemm_bench and gpu_tile_gemm_bench; figures in
+// kernels/cuda/skinny_gemm.md and tile_gemm.md), bf16 only:
+// - the skinny GEMM at m = 1 on every Qwen3-0.6B shape (1.07x cuBLAS on the lm_head to 4.3x on
+//   o_proj), and at m <= 8 while m x in x out <= skinny_max_multiply_adds (its time grows about
+//   linearly in m x W);
+// - else the tile GEMM up to 32 rows: 1.06-1.13x cuBLAS on the fused qkv, 1.23-1.35x on o_proj
+//   and down (split over in_features), ~1.02x on the lm_head; a decode layer's GEMMs with the
+//   activation fused 19-20 vs 24-25 us. From ~48 rows cuBLAS is as fast or faster.
+// - else cuBLAS.
+enum class GemmKernel { skinny, tile, cublas };
+GemmKernel gemm_kernel_for(DType compute_dtype, const Tensor& x, const Tensor& weight,
+                           std::int64_t skinny_max_multiply_adds = std::int64_t{1} << 23) {
+  constexpr std::int64_t kSkinnyMaxRows = 8, kTileMaxRows = 32;
+  if (compute_dtype != DType::bf16) return GemmKernel::cublas;
   const std::int64_t m = x.dim(0), out_features = weight.dim(0), in_features = x.dim(1);
-  const bool skinny_wins =
-      m == 1 || (m <= kSkinnyMaxRows && m * in_features * out_features <= max_multiply_adds);
-  return compute_dtype == DType::bf16 && skinny_wins &&
-         cuda::skinny_gemm_supports(in_features, x.data(), weight.data());
+  if ((m == 1 ||
+       (m <= kSkinnyMaxRows && m * in_features * out_features <= skinny_max_multiply_adds)) &&
+      cuda::skinny_gemm_supports(in_features, x.data(), weight.data()))
+    return GemmKernel::skinny;
+  if (m <= kTileMaxRows && cuda::tile_gemm_supports(in_features, x.data(), weight.data()))
+    return GemmKernel::tile;
+  return GemmKernel::cublas;
 }
 
 // The skinny GEMM with silu_and_mul in its epilogue also saves the activation's kernel, so it wins
@@ -95,6 +105,8 @@ CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs)
   pool_ = cuda::DevicePool::create(device_);
   allocator_ = pool_.get();
   blas_workspace_ = pool_->allocate(kBlasWorkspaceBytes);
+  tile_gemm_workspace_ = pool_->allocate(cuda::kTileGemmWorkspaceBytes);
+  MV_CUDA_CHECK(cudaMemset(tile_gemm_workspace_.get(), 0, cuda::kTileGemmWorkspaceBytes));
   MV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   try {
     MV_CUDA_CHECK(cublasCreate(&blas_));
@@ -233,10 +245,16 @@ Tensor CudaOps::linear(const Tensor& x, const Tensor& weight) {
   if (y.numel() == 0) return y;
   // An f32 x against bf16 weights (the logits): bf16 inputs, f32 accumulation and output.
   const Tensor a = convert(x, dtype_);
-  if (use_skinny_gemm(dtype_, a, weight)) {
-    MV_CUDA_CHECK(cuda::launch_skinny_gemm(a.data(), weight.data(), y.dtype(), y.data(), m,
-                                           out_features, in_features, stream_));
-    return y;
+  switch (gemm_kernel_for(dtype_, a, weight)) {
+    case GemmKernel::skinny:
+      MV_CUDA_CHECK(cuda::launch_skinny_gemm(a.data(), weight.data(), y.dtype(), y.data(), m,
+                                             out_features, in_features, stream_));
+      return y;
+    case GemmKernel::tile:
+      MV_CUDA_CHECK(cuda::launch_tile_gemm(a.data(), weight.data(), y.dtype(), y.data(), m,
+                                           out_features, in_features, tile_workspace(), stream_));
+      return y;
+    case GemmKernel::cublas: break;
   }
   const float alpha = 1.0f, beta = 0.0f;
   // Row-major y[m, out] = x[m, in] @ W[out, in]^T is column-major y^T = W^T(op T) x^T.
@@ -327,14 +345,19 @@ Tensor CudaOps::linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weigh
           "linear_silu_and_mul",
           "x " + shape_string(x.shape()) + " does not match gate_up_weight " +
               shape_string(gate_up_weight.shape()) + " (its rows must be gate then up)");
-  if (!use_skinny_gemm(dtype_, x, gate_up_weight, kFusedGatedMaxMultiplyAdds))
-    return Ops::linear_silu_and_mul(x, gate_up_weight);
+  const GemmKernel kernel = gemm_kernel_for(dtype_, x, gate_up_weight, kFusedGatedMaxMultiplyAdds);
+  if (kernel == GemmKernel::cublas) return Ops::linear_silu_and_mul(x, gate_up_weight);
   const std::int64_t width = gate_up_weight.dim(0) / 2;
   Tensor out = empty({x.dim(0), width}, dtype_);
-  if (out.numel() > 0)
+  if (out.numel() == 0) return out;
+  if (kernel == GemmKernel::skinny)
     MV_CUDA_CHECK(cuda::launch_skinny_gemm_silu_and_mul(x.data(), gate_up_weight.data(),
                                                         out.data(), x.dim(0), width, x.dim(1),
                                                         stream_));
+  else
+    MV_CUDA_CHECK(cuda::launch_tile_gemm_silu_and_mul(x.data(), gate_up_weight.data(),
+                                                      out.data(), x.dim(0), width, x.dim(1),
+                                                      tile_workspace(), stream_));
   return out;
 }
 

@@ -29,6 +29,7 @@
 
 #include "backend/batch_upload.hpp"
 #include "backend/device_pool.hpp"
+#include "kernels/cuda/tile_gemm.cuh"
 
 namespace minivllm {
 
@@ -70,8 +71,8 @@ class CudaOps final : public Ops {
                           float eps, const Tensor& inv_freq, Tensor& key_cache,
                           Tensor& value_cache, const Batch& batch) override;
   Tensor silu_and_mul(const Tensor& gate_up) override;
-  // One kernel (the skinny GEMM with silu_and_mul in its epilogue) for the fewest rows, where it
-  // beats cuBLAS plus the activation's kernel; else the composition.
+  // One kernel (the skinny or the tile GEMM with silu_and_mul in its epilogue) up to 32 rows,
+  // where it beats cuBLAS plus the activation's kernel; else the composition.
   Tensor linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weight) override;
   Tensor paged_attention(const Tensor& q, const Tensor& key_cache, const Tensor& value_cache,
                          const Batch& batch, float scale) override;
@@ -118,6 +119,9 @@ class CudaOps final : public Ops {
   // A replayed step's batch against what the captured step's ops checked.
   void check_batch(const Batch& batch, const BatchBounds& bounds) const;
   Tensor convert(const Tensor& t, DType to);
+  cuda::TileGemmWorkspace tile_workspace() const {
+    return {tile_gemm_workspace_.get(), cuda::kTileGemmWorkspaceBytes};
+  }
 
   DType dtype_;
   int device_;
@@ -128,6 +132,7 @@ class CudaOps final : public Ops {
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
   std::shared_ptr<void> blas_workspace_;  // fixed, so that captured GEMMs allocate nothing
+  std::shared_ptr<void> tile_gemm_workspace_;  // the tile GEMM's splits', zeroed, fixed too
 };
 
 }  // namespace minivllm

@@ -172,7 +172,6 @@ void on_step_done(pointer self, StepResult& result) {
   // The scheduler's thread slept through the step: its sequences are cold. Ask for all of them
   // at once before the passes below touch them one by one.
   for (const ScheduledSequence& s : plan.seqs) s.seq->prefetch_state();
-  for (const ScheduledSequence& s : plan.seqs) s.seq->prefetch_ends();
   StepOutputs out;
   out.tokens.reserve(result.tokens.size());
   Scheduler& scheduler = *st.scheduler;
@@ -188,9 +187,14 @@ void on_step_done(pointer self, StepResult& result) {
     }
     // The token first: its look-ahead placeholder may sit in a block that finish_step hashes.
     if (s.sample) take_token(seq, result.tokens.at(row), done.placeholders);
+    // advance() appends the next placeholder, a few microseconds from now.
+    if (seq.stores_on_next_append()) seq.prefetch_store();
     scheduler.finish_step(seq);
     if (s.sample) report_token(st, seq, result, row++, max_model_len, out);
   }
+  // The next step's batch is this one's, which the worker has just read (decodes only: a
+  // prefill's batch is seldom the next one's size).
+  if (done.decodes_only) prefetch_batch(plan, st.spare_batches.back());
   const std::size_t timed_as =
       st.step_times.record(done.decodes_only, static_cast<std::int32_t>(plan.seqs.size()),
                            plan.num_batched_tokens, result.run_seconds, result.gap_seconds);

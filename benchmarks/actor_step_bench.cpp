@@ -9,16 +9,21 @@
 // that spin a while before they sleep). And the scheduler's turn per decode step of NUM_SEQS rows
 // (issue 9's figure, as `minivllm bench throughput` prints it). DEVICE_US > 0 makes every step
 // take that long on the worker, as on a GPU: the scheduler's thread then sleeps through each step
-// and its turn starts cold, which is what the GPU machine's throughput runs see. Not run by the
-// tests.
+// and its turn starts cold, which is what the GPU machine's throughput runs see. EVICT_KB > 0
+// makes it cold on a machine where sleeping alone does not (this 2-core build box): through each
+// step's device time another thread streams over a buffer of that size, larger than the caches
+// (`lscpu`), evicting the scheduler's data as the GPU host's other threads and cores do. Not run
+// by the tests.
 //   actor_step_bench [NUM_SEQS=256] [SHORT=100] [LONG=600] [REPEATS=5] [DEVICE_US=0]
-//                    [BLOCK_SIZE=16]  (prints the medians)
+//                    [BLOCK_SIZE=16] [EVICT_KB=0]  (prints the medians)
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <span>
 #include <thread>
 #include <vector>
@@ -32,16 +37,71 @@ using namespace minivllm;
 constexpr int kVocab = 32;
 constexpr int kPromptLen = 16;
 
+using Clock = std::chrono::steady_clock;
+
+// A thread that, each time it is woken with a deadline, reads and writes every cache line of its
+// buffer over and over until then: whatever else was cached (on the core it runs on, and in the
+// shared last level) is evicted by the time the deadline passes.
+class CacheEvictor {
+ public:
+  // bytes: rounded up to a multiple of 64 KB.
+  explicit CacheEvictor(std::size_t bytes)
+      : buffer_((bytes + kChunkBytes - 1) / kChunkBytes * kChunkBytes / sizeof(std::uint64_t), 1),
+        thread_([this] { loop(); }) {}
+  ~CacheEvictor() {
+    stop_.store(true);
+    wake(Clock::now());
+    thread_.join();
+  }
+  // Streams until `until` (returns at once; the streaming runs on the evictor's thread).
+  void wake(Clock::time_point until) {
+    until_.store(until.time_since_epoch().count());
+    generation_.fetch_add(1);
+    generation_.notify_one();
+  }
+
+ private:
+  static constexpr std::size_t kChunkBytes = 64 * 1024;  // streamed between looks at the clock
+
+  void loop() {
+    constexpr std::size_t kLine = 64 / sizeof(std::uint64_t);
+    constexpr std::size_t kChunk = kChunkBytes / sizeof(std::uint64_t);
+    std::uint64_t seen = 0;
+    std::size_t at = 0;  // goes on where the last step's streaming stopped
+    while (true) {
+      generation_.wait(seen);
+      seen = generation_.load();
+      if (stop_.load()) return;
+      const Clock::time_point until{Clock::duration{until_.load()}};
+      while (Clock::now() < until) {
+        for (const std::size_t end = at + kChunk; at < end; at += kLine)
+          buffer_[at] += buffer_[at + kLine - 1];
+        if (at >= buffer_.size()) at = 0;
+      }
+    }
+  }
+
+  std::vector<std::uint64_t> buffer_;
+  std::atomic<Clock::rep> until_{0};
+  std::atomic<std::uint64_t> generation_{0};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;  // last: starts once the rest is built
+};
+
 // Logits are zeros: the step costs only what the runtime around the model costs. With a device
 // time it busy-waits that long per step first, as a worker waiting on a GPU does (the scheduler's
-// turn then starts on a core that sat idle through the step, as on the GPU machine).
+// turn then starts on a core that sat idle through the step, as on the GPU machine), while the
+// evictor, if any, streams its buffer.
 class NullModelRunner final : public ModelRunner {
  public:
-  explicit NullModelRunner(std::chrono::microseconds device_time) : device_time_(device_time) {}
+  NullModelRunner(std::chrono::microseconds device_time, std::size_t evict_bytes)
+      : device_time_(device_time),
+        evictor_(evict_bytes > 0 ? std::make_unique<CacheEvictor>(evict_bytes) : nullptr) {}
   int vocab_size() const override { return kVocab; }
   std::span<const float> execute(const Batch& batch) override {
-    const auto until = std::chrono::steady_clock::now() + device_time_;
-    while (std::chrono::steady_clock::now() < until) {
+    const auto until = Clock::now() + device_time_;
+    if (evictor_ && device_time_.count() > 0) evictor_->wake(until);
+    while (Clock::now() < until) {
     }
     logits_.assign(batch.logits_rows.size() * kVocab, 0.0f);
     return logits_;
@@ -49,6 +109,7 @@ class NullModelRunner final : public ModelRunner {
 
  private:
   std::chrono::microseconds device_time_;
+  std::unique_ptr<CacheEvictor> evictor_;
   std::vector<float> logits_;
 };
 
@@ -75,6 +136,7 @@ struct Settings {
   int num_seqs = 256;
   int block_size = 16;
   std::chrono::microseconds device_time{0};
+  std::size_t evict_bytes = 0;
 };
 
 Run run(const Settings& set, int max_tokens, bool measure_idle = false) {
@@ -83,7 +145,9 @@ Run run(const Settings& set, int max_tokens, bool measure_idle = false) {
   const int blocks = set.num_seqs * ((max_len + set.block_size - 1) / set.block_size);
   spec.engine.scheduler = {set.num_seqs, 8192, max_len, true};
   spec.engine.cache = {set.block_size, blocks, true};
-  spec.make_runner = [t = set.device_time] { return std::make_unique<NullModelRunner>(t); };
+  spec.make_runner = [t = set.device_time, e = set.evict_bytes] {
+    return std::make_unique<NullModelRunner>(t, e);
+  };
   LLM llm(std::move(spec));
   std::vector<std::vector<std::int32_t>> prompts;
   for (int i = 0; i < set.num_seqs; ++i) {
@@ -129,6 +193,7 @@ int main(int argc, char** argv) {
   const int repeats = argc > 4 ? std::atoi(argv[4]) : 5;
   set.device_time = std::chrono::microseconds(argc > 5 ? std::atoi(argv[5]) : 0);
   set.block_size = argc > 6 ? std::atoi(argv[6]) : 16;
+  set.evict_bytes = static_cast<std::size_t>(argc > 7 ? std::atoll(argv[7]) : 0) * 1024;
   const Run warm_up = run(set, 10, true);
   std::printf("idle: %.0f us of CPU in the first %lld ms after the requests were done\n",
               warm_up.idle_cpu_seconds * 1e6, static_cast<long long>(kIdleWindow.count()));
@@ -160,8 +225,9 @@ int main(int argc, char** argv) {
     return v[v.size() / 2];
   };
   std::printf("{\"bench\": \"actor_step\", \"num_seqs\": %d, \"device_us\": %lld, "
-              "\"block_size\": %d, \"us_per_decode_step\": %.2f, \"cpu_us_per_decode_step\": %.2f, "
-              "\"scheduler_turn_us\": %.2f}\n",
+              "\"block_size\": %d, \"evict_kb\": %zu, \"us_per_decode_step\": %.2f, "
+              "\"cpu_us_per_decode_step\": %.2f, \"scheduler_turn_us\": %.2f}\n",
               set.num_seqs, static_cast<long long>(set.device_time.count()), set.block_size,
+              set.evict_bytes / 1024,
               median(us_per_step), median(cpu_us_per_step), median(turn_us));
 }

@@ -105,13 +105,14 @@ void BlockManager::register_new_full_blocks(Sequence& seq) {
 
 void BlockManager::free(Sequence& seq) {
   // Tail blocks first, so a prefix shared by many outlives the tails that were its own.
-  for (auto it = seq.block_ids.rbegin(); it != seq.block_ids.rend(); ++it) {
-    Block& block = blocks_[*it];
+  for (std::size_t i = seq.block_ids.size(); i-- > 0;) {
+    const std::int32_t b = seq.block_ids[i];
+    Block& block = blocks_[b];
     if (--block.ref_count > 0) continue;
     if (block.hashed) {
-      push_free_back(*it);
+      push_free_back(b);
     } else {
-      push_free_front(*it);  // holds nothing reusable: hand it out before any cached block
+      push_free_front(b);  // holds nothing reusable: hand it out before any cached block
     }
   }
   seq.block_ids.clear();

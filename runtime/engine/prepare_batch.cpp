@@ -1,6 +1,7 @@
 #include "engine/prepare_batch.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace minivllm {
 
@@ -13,7 +14,28 @@ std::size_t max_blocks_of(const StepPlan& plan) {
   return max_blocks;
 }
 
+// Prefetches the cache lines of v's first n elements (within its capacity) for writing.
+template <class T>
+void prefetch_for_write(const std::vector<T>& v, std::size_t n) {
+  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
+  const std::uintptr_t end = begin + std::min(n, v.capacity()) * sizeof(T);
+  for (std::uintptr_t line = begin & ~std::uintptr_t{63}; line < end; line += 64)
+    __builtin_prefetch(reinterpret_cast<const void*>(line), 1);
+}
+
 }  // namespace
+
+void prefetch_batch(const StepPlan& plan, const Batch& batch) {
+  const auto num_tokens = static_cast<std::size_t>(plan.num_batched_tokens);
+  const std::size_t num_seqs = plan.seqs.size();
+  prefetch_for_write(batch.token_ids, num_tokens);
+  prefetch_for_write(batch.positions, num_tokens);
+  prefetch_for_write(batch.slot_mapping, num_tokens);
+  prefetch_for_write(batch.query_start, num_seqs + 1);
+  prefetch_for_write(batch.context_lens, num_seqs);
+  prefetch_for_write(batch.block_tables, num_seqs * max_blocks_of(plan));
+  prefetch_for_write(batch.logits_rows, num_tokens);
+}
 
 void prepare_batch(const StepPlan& plan, int block_size, Batch& batch) {
   const auto num_tokens = static_cast<std::size_t>(plan.num_batched_tokens);
@@ -43,15 +65,14 @@ void prepare_batch(const StepPlan& plan, int block_size, Batch& batch) {
     const Sequence& seq = *s.seq;
     query_start[i] = t;
     context_lens[i] = s.start + s.num_new_tokens;
-    const std::int32_t* tokens = seq.token_ids().data();
     const std::int32_t* blocks = seq.block_ids.data();
     for (std::int32_t pos = s.start; pos < s.start + s.num_new_tokens; ++pos, ++t) {
-      token_ids[t] = tokens[pos];
+      token_ids[t] = seq.token(pos);  // a decode's from the sequence's first line
       positions[t] = pos;
       slot_mapping[t] =
           static_cast<std::int64_t>(blocks[pos / block_size]) * block_size + pos % block_size;
     }
-    std::fill(std::copy(seq.block_ids.begin(), seq.block_ids.end(), block_table),
+    std::fill(std::copy(blocks, blocks + seq.block_ids.size(), block_table),
               block_table + max_blocks, -1);
     for (std::int32_t r = t - logits_rows_of(s); r < t; ++r) *logits_rows++ = r;
   }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/block_ids.hpp"
 #include "engine/logprobs.hpp"
 #include "engine/sampling_params.hpp"
 
@@ -21,7 +22,7 @@ enum class FinishReason : std::uint8_t { none, stop, length, abort };
 
 const char* finish_reason_name(FinishReason r);  // "stop", "length", "abort", or "" for none
 
-class alignas(64) Sequence {
+class alignas(128) Sequence {
  public:
   Sequence(SeqId id, std::string request_id, int index, std::vector<std::int32_t> prompt,
            std::shared_ptr<const SamplingParams> params, std::uint64_t rng_seed);
@@ -37,69 +38,104 @@ class alignas(64) Sequence {
   bool has_stop_strings() const { return has_stop_strings_; }
   // No stop strings, no stop ids, EOS ignored: only its length ends it.
   bool stops_on_length_only() const { return stops_on_length_only_; }
-  int max_tokens() const { return max_tokens_; }
+  // Its prompt and max_tokens outputs: its length at most, but for max_model_len.
+  int max_num_tokens() const { return max_num_tokens_; }
 
-  std::span<const std::int32_t> token_ids() const { return token_ids_; }
-  std::span<const std::int32_t> prompt_ids() const {
-    return token_ids().first(static_cast<std::size_t>(num_prompt_));
+  // All its tokens, prompt then output. Stores the newest ones first (below): not for a step's
+  // hot path, and not from two threads at once.
+  std::span<const std::int32_t> token_ids() const {
+    if (num_stored_ < num_tokens_) store_newest();
+    return {tokens_.get(), static_cast<std::size_t>(num_tokens_)};
+  }
+  std::span<const std::int32_t> prompt_ids() const {  // always stored
+    return {tokens_.get(), static_cast<std::size_t>(num_prompt_)};
   }
   std::span<const std::int32_t> output_ids() const {
     return token_ids().subspan(static_cast<std::size_t>(num_prompt_));
   }
-  int num_tokens() const { return static_cast<int>(token_ids_.size()); }
+  // Token `pos` (< num_tokens()) and the last one, read where they are.
+  std::int32_t token(int pos) const {
+    return pos < num_stored_ ? tokens_[static_cast<std::size_t>(pos)] : newest_[pos - num_stored_];
+  }
+  std::int32_t last_token() const { return token(num_tokens_ - 1); }
+  int num_tokens() const { return num_tokens_; }
   int num_prompt_tokens() const { return num_prompt_; }
   int num_output_tokens() const { return num_tokens() - num_prompt_tokens(); }
-  void append_token(std::int32_t token) { token_ids_.push_back(token); }
+  void append_token(std::int32_t token) {
+    if (num_tokens_ - num_stored_ == kNewest) store_newest();
+    newest_[num_tokens_++ - num_stored_] = token;
+  }
   // Room for the sequence at its longest, so that its per-step appends never reallocate.
   void reserve(int num_tokens, int num_blocks);
   // Replaces the last token: a placeholder appended before the token it stands for was known.
-  void set_last_token(std::int32_t token) { token_ids_.back() = token; }
+  void set_last_token(std::int32_t token) {
+    if (num_stored_ < num_tokens_) newest_[num_tokens_ - 1 - num_stored_] = token;
+    else tokens_[static_cast<std::size_t>(num_tokens_ - 1)] = token;
+  }
 
   bool finished() const { return status == SequenceStatus::finished; }
 
   // Start loading what a step reads of this sequence, without waiting for it: a step over many
   // sequences whose memory went cold while the device ran then overlaps their cache misses
-  // instead of taking them one after another. First its two hot lines; then, once those are in,
-  // the ends of its tokens (appended to) and of its blocks.
+  // instead of taking them one after another.
   void prefetch_state() const {
-    __builtin_prefetch(this);
+    __builtin_prefetch(this, 1);
     __builtin_prefetch(reinterpret_cast<const char*>(this) + 64);
   }
-  void prefetch_ends() const {
-    if (!token_ids_.empty()) __builtin_prefetch(token_ids_.data() + token_ids_.size() - 1, 1);
-    if (!block_ids.empty()) __builtin_prefetch(block_ids.data() + block_ids.size() - 1);
+  // Whether the next append_token stores the newest tokens: it reads the array's capacity (in
+  // the third line) and writes at the array's end. prefetch_store starts loading both.
+  bool stores_on_next_append() const { return num_tokens_ - num_stored_ == kNewest; }
+  void prefetch_store() const {
+    __builtin_prefetch(&capacity_);
+    __builtin_prefetch(tokens_.get() + num_stored_, 1);
   }
 
   // A decode step passes over its sequences several times (its tokens, the next plan, the next
-  // batch, the worker's rows). The class is aligned to a cache line and what those passes read
-  // comes first, private members included: most passes read only the first line (token_ids_
-  // through id_, 64 bytes), the token's stop check the second one too. The rest is read
-  // rarely.
+  // batch, the worker's rows), on a core whose caches other threads may have emptied since the
+  // step before: each distinct cache line per sequence is a miss per step. So the class is
+  // aligned to a pair of lines and all that a decode step reads or writes of it is in the first
+  // line (private members included: tokens_ through block_ids' counts, 64 bytes) and, for
+  // prepare_batch, the block ids in place in the second. Its newest tokens are in the first line
+  // too: they go to the token array (a line elsewhere) every kNewest steps, not every step.
 
  private:
-  std::vector<std::int32_t> token_ids_;  // prompt then output
+  static constexpr int kNewest = 4;
+  // Stores the newest tokens after the others in tokens_.
+  void store_newest() const;
+  // Moves the stored tokens to an array of `capacity` (> capacity_).
+  void grow(int capacity) const;
+
+  mutable std::unique_ptr<std::int32_t[]> tokens_;  // capacity_ of them, num_stored_ set
+  int num_tokens_;
+  mutable int num_stored_;                // the leading tokens in tokens_, the prompt at least
+  mutable std::int32_t newest_[kNewest];  // tokens num_stored_ .. num_tokens_ - 1
 
  public:
-  // KV cache blocks, in token order; owned through the BlockManager.
-  std::vector<std::int32_t> block_ids;
   // Tokens whose KV is in the cache (or being computed in the step just scheduled).
   int num_computed_tokens = 0;
   SequenceStatus status = SequenceStatus::waiting;
 
  private:
   bool wants_prompt_logprobs_;
-  SeqId id_;
-  // The second cache line.
-  int num_prompt_;
-  int max_tokens_;
-  bool wants_logprobs_;
   bool has_stop_strings_;
   bool stops_on_length_only_;
+  SeqId id_;
+  int max_num_tokens_;
+
+ public:
+  // Leading blocks already offered to the prefix cache.
+  int num_registered_blocks = 0;
+  // KV cache blocks, in token order; owned through the BlockManager. Its counts end the first
+  // line, its ids in place fill the second.
+  BlockIds block_ids;
+
+ private:
+  mutable int capacity_;
+  int num_prompt_;
+  bool wants_logprobs_;
 
  public:
   FinishReason finish_reason = FinishReason::none;
-  // Leading blocks already offered to the prefix cache.
-  int num_registered_blocks = 0;
   // Tokens taken from the prefix cache at the last admission.
   int num_cached_tokens = 0;
   int num_preemptions = 0;

@@ -35,7 +35,7 @@ bool cut_at_stop_string(Sequence& seq, std::size_t unchanged) {
 FinishReason check_stop_in_full(Sequence& seq, std::span<const std::int32_t> eos_ids,
                                 int max_model_len, const Detokenizer& detokenize) {
   const SamplingParams& p = seq.params();
-  const std::int32_t last = seq.output_ids().back();
+  const std::int32_t last = seq.last_token();
   const bool may_stop = seq.num_output_tokens() >= p.min_tokens;
   const bool stop_token = may_stop && ((!p.ignore_eos && contains(eos_ids, last)) ||
                                        contains(p.stop_token_ids, last));

@@ -1,6 +1,7 @@
 #pragma once
 // Whether a sequence is done after its newest token, in vLLM's order: (past min_tokens) EOS
 // unless ignore_eos, stop_token_ids, stop strings; then max_model_len and max_tokens.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -25,7 +26,7 @@ inline FinishReason check_stop(Sequence& seq, std::span<const std::int32_t> eos_
   // reads no sampling parameters (a cold cache line per sequence in a decode step's loop) and
   // takes no call.
   if (!detokenize && seq.stops_on_length_only())
-    return seq.num_tokens() >= max_model_len || seq.num_output_tokens() >= seq.max_tokens()
+    return seq.num_tokens() >= std::min(max_model_len, seq.max_num_tokens())
                ? FinishReason::length
                : FinishReason::none;
   return check_stop_in_full(seq, eos_ids, max_model_len, detokenize);

@@ -89,8 +89,9 @@ TEST(PrepareBatch, AllDecodeStep) {
   auto params = std::make_shared<const SamplingParams>();
   Sequence a(0, "a", 0, {5, 6, 7, 8, 9}, params, 0);  // 5 tokens: positions 0..4
   Sequence b(1, "b", 0, {3, 4}, params, 0);
-  a.block_ids = {7, 2};
-  b.block_ids = {4};
+  a.block_ids.push_back(7);
+  a.block_ids.push_back(2);
+  b.block_ids.push_back(4);
   StepPlan plan;
   plan.seqs = {{&a, 4, 1, true, false}, {&b, 1, 1, true, false}};
   plan.num_batched_tokens = 2;

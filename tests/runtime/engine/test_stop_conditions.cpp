@@ -61,7 +61,7 @@ TEST(StopConditions, SequenceCopiesTheParamsItsStepsRead) {
   p.max_tokens = 12;
   p.logprobs = 0;
   Sequence seq = make_sequence(p, 3);
-  EXPECT_EQ(seq.max_tokens(), 12);
+  EXPECT_EQ(seq.max_num_tokens(), 3 + 12);
   EXPECT_TRUE(seq.wants_logprobs());
   EXPECT_FALSE(seq.wants_prompt_logprobs());
   EXPECT_FALSE(seq.has_stop_strings());

@@ -188,13 +188,14 @@ TEST_P(Cli, BenchThroughputRunsAWorkloadAndWritesItsResult) {
   EXPECT_GT(result.at("output_tokens_per_s").get<double>(), 0.0);
   EXPECT_NE(result.at("config").get<std::string>().find("[scheduler]"), std::string::npos);
   EXPECT_EQ(result.at("device"), "cpu");
-  // Step times: the 2 prompts' 7 tokens take 7 steps, or 8 if the second came a step late.
+  // Step times: the 2 requests' 5 and 7 tokens take 7 steps when they share every step, up to
+  // 12 when they share none (on a loaded machine the second may arrive steps late: 9 was seen).
   EXPECT_NE(run.out.find("where the time went"), std::string::npos) << run.out;
   const json& times = result.at("step_times");
   std::uint64_t steps = 0;
   for (const json& b : times.at("buckets")) steps += b.at("steps").get<std::uint64_t>();
   EXPECT_GE(steps, 7u);
-  EXPECT_LE(steps, 8u);
+  EXPECT_LE(steps, 12u);
   EXPECT_GT(times.at("run_seconds").get<double>(), 0.0);
 }
 

@@ -34,7 +34,7 @@ constexpr Shape kQkv{"qkv", 1024, 4096, DType::bf16}, kO{"o", 2048, 1024, DType:
     kGateUp{"gate_up", 1024, 6144, DType::bf16}, kDown{"down", 3072, 1024, DType::bf16},
     kLmHead{"lm_head", 1024, 151936, DType::f32};
 constexpr Shape kShapes[] = {kQkv, kO, kGateUp, kDown, kLmHead};
-constexpr std::int64_t kMs[] = {4, 8, 16, 32, 48, 64, 96, 128, 192, 256};
+constexpr std::int64_t kMs[] = {2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256};
 constexpr TileGemmPlan kTiles[] = {{TileGemmShape::automatic, 0},
                                    {TileGemmShape::automatic, 1},
                                    {TileGemmShape::m64n64, 0},

@@ -48,35 +48,32 @@ Tensor shape_only(Shape shape) {
   return {nullptr, nullptr, DType::f32, std::move(shape), Device::cuda};
 }
 
-// Which kernel runs x [m, in] @ weight [out, in]^T (x already in the compute dtype), by what beat
-// the others on the H200 (benchmarks gpu_skinny_gemm_bench and gpu_tile_gemm_bench; figures in
-// kernels/cuda/skinny_gemm.md and tile_gemm.md), bf16 only:
+// Which kernel runs x [m, in] @ weight [out, in]^T (x already in the compute dtype), the plain
+// projection or the gate/up one with silu_and_mul fused, by what beat the others on the H200
+// (benchmarks gpu_skinny_gemm_bench and gpu_tile_gemm_bench; figures in kernels/cuda/
+// skinny_gemm.md and tile_gemm.md), bf16 only:
 // - the skinny GEMM at m = 1 on every Qwen3-0.6B shape (1.07x cuBLAS on the lm_head to 4.3x on
-//   o_proj), and at m <= 8 while m x in x out <= skinny_max_multiply_adds (its time grows about
-//   linearly in m x W);
+//   o_proj), and up to 8 rows while m x in x out < 2^23 (its time grows about linearly in m x W;
+//   the tile GEMM's stays at ~4-5.5 us up to 32 rows): o_proj up to 3 rows, down 2, not the
+//   fused qkv or gate/up (at m = 2 the tile GEMM's 4.3 us beat the skinny one's 5.0 on qkv);
 // - else the tile GEMM up to 32 rows: 1.06-1.13x cuBLAS on the fused qkv, 1.23-1.35x on o_proj
 //   and down (split over in_features), ~1.02x on the lm_head; a decode layer's GEMMs with the
 //   activation fused 19-20 vs 24-25 us. From ~48 rows cuBLAS is as fast or faster.
 // - else cuBLAS.
 enum class GemmKernel { skinny, tile, cublas };
-GemmKernel gemm_kernel_for(DType compute_dtype, const Tensor& x, const Tensor& weight,
-                           std::int64_t skinny_max_multiply_adds = std::int64_t{1} << 23) {
-  constexpr std::int64_t kSkinnyMaxRows = 8, kTileMaxRows = 32;
+GemmKernel gemm_kernel_for(DType compute_dtype, const Tensor& x, const Tensor& weight) {
+  constexpr std::int64_t kSkinnyMaxRows = 8, kSkinnyMaxMultiplyAdds = std::int64_t{1} << 23;
+  constexpr std::int64_t kTileMaxRows = 32;
   if (compute_dtype != DType::bf16) return GemmKernel::cublas;
   const std::int64_t m = x.dim(0), out_features = weight.dim(0), in_features = x.dim(1);
-  if ((m == 1 ||
-       (m <= kSkinnyMaxRows && m * in_features * out_features <= skinny_max_multiply_adds)) &&
-      cuda::skinny_gemm_supports(in_features, x.data(), weight.data()))
+  const bool skinny_wins =
+      m == 1 || (m <= kSkinnyMaxRows && m * in_features * out_features < kSkinnyMaxMultiplyAdds);
+  if (skinny_wins && cuda::skinny_gemm_supports(in_features, x.data(), weight.data()))
     return GemmKernel::skinny;
   if (m <= kTileMaxRows && cuda::tile_gemm_supports(in_features, x.data(), weight.data()))
     return GemmKernel::tile;
   return GemmKernel::cublas;
 }
-
-// The skinny GEMM with silu_and_mul in its epilogue also saves the activation's kernel, so it wins
-// over cuBLAS + silu_and_mul on more rows: on Qwen3-0.6B's gate/up (1024 -> 2 x 3072) at m = 2
-// (5.5 vs 7.3 us) and 4 (6.9 vs 7.3), not at 8 (9.0 vs 7.4; H200, skinny_gemm.md v4).
-constexpr std::int64_t kFusedGatedMaxMultiplyAdds = 3 * (std::int64_t{1} << 23);
 
 // How many of the batch's sequences, from the first, have exactly one new token.
 std::int32_t leading_decodes(const Batch& batch) {
@@ -345,7 +342,7 @@ Tensor CudaOps::linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weigh
           "linear_silu_and_mul",
           "x " + shape_string(x.shape()) + " does not match gate_up_weight " +
               shape_string(gate_up_weight.shape()) + " (its rows must be gate then up)");
-  const GemmKernel kernel = gemm_kernel_for(dtype_, x, gate_up_weight, kFusedGatedMaxMultiplyAdds);
+  const GemmKernel kernel = gemm_kernel_for(dtype_, x, gate_up_weight);
   if (kernel == GemmKernel::cublas) return Ops::linear_silu_and_mul(x, gate_up_weight);
   const std::int64_t width = gate_up_weight.dim(0) / 2;
   Tensor out = empty({x.dim(0), width}, dtype_);

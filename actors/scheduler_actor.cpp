@@ -192,9 +192,6 @@ void on_step_done(pointer self, StepResult& result) {
     scheduler.finish_step(seq);
     if (s.sample) report_token(st, seq, result, row++, max_model_len, out);
   }
-  // The next step's batch is this one's, which the worker has just read (decodes only: a
-  // prefill's batch is seldom the next one's size).
-  if (done.decodes_only) prefetch_batch(plan, st.spare_batches.back());
   const std::size_t timed_as =
       st.step_times.record(done.decodes_only, static_cast<std::int32_t>(plan.seqs.size()),
                            plan.num_batched_tokens, result.run_seconds, result.gap_seconds);

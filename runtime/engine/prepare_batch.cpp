@@ -1,7 +1,6 @@
 #include "engine/prepare_batch.hpp"
 
 #include <algorithm>
-#include <cstdint>
 
 namespace minivllm {
 
@@ -14,28 +13,7 @@ std::size_t max_blocks_of(const StepPlan& plan) {
   return max_blocks;
 }
 
-// Prefetches the cache lines of v's first n elements (within its capacity) for writing.
-template <class T>
-void prefetch_for_write(const std::vector<T>& v, std::size_t n) {
-  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
-  const std::uintptr_t end = begin + std::min(n, v.capacity()) * sizeof(T);
-  for (std::uintptr_t line = begin & ~std::uintptr_t{63}; line < end; line += 64)
-    __builtin_prefetch(reinterpret_cast<const void*>(line), 1);
-}
-
 }  // namespace
-
-void prefetch_batch(const StepPlan& plan, const Batch& batch) {
-  const auto num_tokens = static_cast<std::size_t>(plan.num_batched_tokens);
-  const std::size_t num_seqs = plan.seqs.size();
-  prefetch_for_write(batch.token_ids, num_tokens);
-  prefetch_for_write(batch.positions, num_tokens);
-  prefetch_for_write(batch.slot_mapping, num_tokens);
-  prefetch_for_write(batch.query_start, num_seqs + 1);
-  prefetch_for_write(batch.context_lens, num_seqs);
-  prefetch_for_write(batch.block_tables, num_seqs * max_blocks_of(plan));
-  prefetch_for_write(batch.logits_rows, num_tokens);
-}
 
 void prepare_batch(const StepPlan& plan, int block_size, Batch& batch) {
   const auto num_tokens = static_cast<std::size_t>(plan.num_batched_tokens);

@@ -16,10 +16,4 @@ inline int logits_rows_of(const ScheduledSequence& s) {
 // Refills `batch` (its vectors keep their capacity from step to step).
 void prepare_batch(const StepPlan& plan, int block_size, Batch& batch);
 
-// Starts taking, for writing, the cache lines of `batch` (emptied, its capacity kept) that
-// prepare_batch fills for a plan the size of `plan`, without waiting: a batch the worker has just
-// read is in another core's cache, and prepare_batch's stores would otherwise each wait for
-// their line in turn. For a decode step, whose next plan is most often the same sequences.
-void prefetch_batch(const StepPlan& plan, const Batch& batch);
-
 }  // namespace minivllm

@@ -52,22 +52,24 @@ Tensor shape_only(Shape shape) {
 // projection or the gate/up one with silu_and_mul fused, by what beat the others on the H200
 // (benchmarks gpu_skinny_gemm_bench and gpu_tile_gemm_bench; figures in kernels/cuda/
 // skinny_gemm.md and tile_gemm.md), bf16 only:
-// - the skinny GEMM at m = 1 on every Qwen3-0.6B shape (1.07x cuBLAS on the lm_head to 4.3x on
-//   o_proj), and up to 8 rows while m x in x out < 2^23 (its time grows about linearly in m x W;
-//   the tile GEMM's stays at ~4-5.5 us up to 32 rows): o_proj up to 3 rows, down 2, not the
-//   fused qkv or gate/up (at m = 2 the tile GEMM's 4.3 us beat the skinny one's 5.0 on qkv);
+// - the skinny GEMM at m = 1 on every Qwen3-0.6B shape (1.07x cuBLAS on the lm_head to 6x on
+//   o_proj), and up to 8 rows while m x in x out <= 3 x 2^22 (its time grows about linearly in
+//   m x W, the tile GEMM's stays at ~4.3-5.6 us up to 32 rows): the fused qkv up to 3 rows (at 2:
+//   3.7 vs 4.3 us; at 4: 4.7 vs 4.3), o_proj up to 6 (at 4: 3.4 vs 4.3; at 8: 5.2 vs 4.3), down
+//   up to 4 (4.8 vs 5.1; at 8: 7.3 vs 5.1), gate/up with silu_and_mul up to 2 (5.5 vs 5.6; at 4:
+//   6.9 vs 5.6);
 // - else the tile GEMM up to 32 rows: 1.06-1.13x cuBLAS on the fused qkv, 1.23-1.35x on o_proj
 //   and down (split over in_features), ~1.02x on the lm_head; a decode layer's GEMMs with the
 //   activation fused 19-20 vs 24-25 us. From ~48 rows cuBLAS is as fast or faster.
 // - else cuBLAS.
 enum class GemmKernel { skinny, tile, cublas };
 GemmKernel gemm_kernel_for(DType compute_dtype, const Tensor& x, const Tensor& weight) {
-  constexpr std::int64_t kSkinnyMaxRows = 8, kSkinnyMaxMultiplyAdds = std::int64_t{1} << 23;
+  constexpr std::int64_t kSkinnyMaxRows = 8, kSkinnyMaxMultiplyAdds = 3 * (std::int64_t{1} << 22);
   constexpr std::int64_t kTileMaxRows = 32;
   if (compute_dtype != DType::bf16) return GemmKernel::cublas;
   const std::int64_t m = x.dim(0), out_features = weight.dim(0), in_features = x.dim(1);
   const bool skinny_wins =
-      m == 1 || (m <= kSkinnyMaxRows && m * in_features * out_features < kSkinnyMaxMultiplyAdds);
+      m == 1 || (m <= kSkinnyMaxRows && m * in_features * out_features <= kSkinnyMaxMultiplyAdds);
   if (skinny_wins && cuda::skinny_gemm_supports(in_features, x.data(), weight.data()))
     return GemmKernel::skinny;
   if (m <= kTileMaxRows && cuda::tile_gemm_supports(in_features, x.data(), weight.data()))

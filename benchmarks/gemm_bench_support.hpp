@@ -19,6 +19,13 @@
 
 namespace minivllm::bench {
 
+// A projection's shape: y [m, out] = x [m, in] @ W [out, in]^T, y in out_dtype.
+struct GemmShape {
+  const char* name;
+  std::int64_t in, out;
+  DType out_dtype;
+};
+
 constexpr int kLaunches = 64;
 constexpr int kReplays = 9;
 constexpr std::size_t kRotationBytes = std::size_t{256} << 20;

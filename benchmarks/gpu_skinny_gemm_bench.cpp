@@ -31,11 +31,7 @@ using bench::DeviceMemory;
 using bench::RotatedWeights;
 using bench::time_per_launch;
 
-struct Shape {
-  const char* name;
-  std::int64_t in, out;
-  DType out_dtype;
-};
+using Shape = bench::GemmShape;
 constexpr Shape kShapes[] = {
     {"k/v", 1024, 1024, DType::bf16},   {"q", 1024, 2048, DType::bf16},
     {"gate/up", 1024, 3072, DType::bf16}, {"qkv", 1024, 4096, DType::bf16},

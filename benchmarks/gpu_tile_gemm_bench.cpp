@@ -25,11 +25,7 @@ using bench::time_per_launch;
 using cuda::TileGemmPlan;
 using cuda::TileGemmShape;
 
-struct Shape {
-  const char* name;
-  std::int64_t in, out;
-  DType out_dtype;
-};
+using Shape = bench::GemmShape;
 constexpr Shape kQkv{"qkv", 1024, 4096, DType::bf16}, kO{"o", 2048, 1024, DType::bf16},
     kGateUp{"gate_up", 1024, 6144, DType::bf16}, kDown{"down", 3072, 1024, DType::bf16},
     kLmHead{"lm_head", 1024, 151936, DType::f32};

@@ -64,6 +64,25 @@ __device__ __forceinline__ void mma_bf16_m16n8k16(float (&d)[4], const std::uint
 // accumulators. acc[i][j][e]: row 16 i + lane / 4 + 8 (e / 2) of the warp's rows of x, column
 // 8 j + 2 (lane % 4) + e % 2 of its rows of W.
 //
+// Calls f(row, column, i, j, k) for each of a warp's accumulators acc[i][j][k] with j < kColumns
+// whose row of x is below m; the warp's rows start at row0, its columns at column0.
+template <int MT, int kColumns, class F>
+__device__ __forceinline__ void for_each_fragment(std::int64_t m, std::int64_t row0,
+                                                  std::int64_t column0, F&& f) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const std::int64_t row = row0 + 16 * i + lane / 4 + 8 * h;
+      if (row >= m) continue;
+#pragma unroll
+      for (int j = 0; j < kColumns; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) f(row, column0 + 8 * j + 2 * (lane % 4) + e, i, j, 2 * h + e);
+    }
+}
+
 // The plain GEMM: column c of y is row c of W, rounded to OutT.
 template <class OutT>
 struct StoreProjection {
@@ -81,21 +100,10 @@ struct StoreProjection {
   template <int MT, int NT>
   __device__ void store(const float (&acc)[MT][NT][4], std::int64_t m, std::int64_t row0,
                         std::int64_t column0) const {
-    const int lane = threadIdx.x % 32;
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const std::int64_t row = row0 + 16 * i + lane / 4 + 8 * h;
-        if (row >= m) continue;
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const std::int64_t column = column0 + 8 * j + 2 * (lane % 4) + e;
-            if (column < columns) out[row * columns + column] = from_float<OutT>(acc[i][j][2 * h + e]);
-          }
-      }
+    for_each_fragment<MT, NT>(m, row0, column0, [&](std::int64_t row, std::int64_t column, int i,
+                                                    int j, int k) {
+      if (column < columns) out[row * columns + column] = from_float<OutT>(acc[i][j][k]);
+    });
   }
 };
 
@@ -121,24 +129,13 @@ struct StoreSiluAndMul {
   template <int MT, int NT>
   __device__ void store(const float (&acc)[MT][NT][4], std::int64_t m, std::int64_t row0,
                         std::int64_t column0) const {
-    const int lane = threadIdx.x % 32;
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const std::int64_t row = row0 + 16 * i + lane / 4 + 8 * h;
-        if (row >= m) continue;
-#pragma unroll
-        for (int j = 0; j < NT / 2; ++j)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const std::int64_t column = column0 + 8 * j + 2 * (lane % 4) + e;
-            if (column >= columns) continue;
-            const float gate = __bfloat162float(__float2bfloat16_rn(acc[i][j][2 * h + e]));
-            const float up = __bfloat162float(__float2bfloat16_rn(acc[i][j + NT / 2][2 * h + e]));
-            out[row * columns + column] = __float2bfloat16_rn(detail::silu_times(gate, up));
-          }
-      }
+    for_each_fragment<MT, NT / 2>(m, row0, column0, [&](std::int64_t row, std::int64_t column,
+                                                        int i, int j, int k) {
+      if (column >= columns) return;
+      const float gate = __bfloat162float(__float2bfloat16_rn(acc[i][j][k]));
+      const float up = __bfloat162float(__float2bfloat16_rn(acc[i][j + NT / 2][k]));
+      out[row * columns + column] = __float2bfloat16_rn(detail::silu_times(gate, up));
+    });
   }
 };
 

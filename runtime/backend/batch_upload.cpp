@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 #include <vector>
 
 #include "backend/cuda_check.hpp"
@@ -92,11 +91,9 @@ void BatchUploader::upload(const Batch& batch, const BatchLayout& layout, void* 
   pack(batch.slot_mapping, layout.slot_mapping, s.host);
   pack(batch.query_start, layout.query_start, s.host);
   pack(batch.context_lens, layout.context_lens, s.host);
-  decode_order_.longest_first(batch.context_lens,
-                              reinterpret_cast<std::int32_t*>(static_cast<char*>(s.host) +
-                                                              layout.decode_order));
-  const std::int64_t total = std::accumulate(batch.context_lens.begin(), batch.context_lens.end(),
-                                             std::int64_t{0});
+  const std::int64_t total = decode_order_.longest_first(
+      batch.context_lens,
+      reinterpret_cast<std::int32_t*>(static_cast<char*>(s.host) + layout.decode_order));
   std::memcpy(static_cast<char*>(s.host) + layout.context_total, &total, sizeof total);
   pack(batch.block_tables, layout.block_tables, s.host);
   pack(batch.logits_rows, layout.logits_rows, s.host);

@@ -14,8 +14,9 @@ class DecodeOrder {
  public:
   // Writes the indices 0..n-1 of context_lens (n of them) to `order`, longest first. Lengths
   // within one 64-token bucket count as equal (a bucket streams in about a microsecond) and keep
-  // their batch order: a counting sort, O(n + longest / 64), no allocation once warm.
-  void longest_first(std::span<const std::int32_t> context_lens, std::int32_t* order);
+  // their batch order: a counting sort, O(n + longest / 64), no allocation once warm. Returns
+  // the lengths' sum (the batch's total context), taken in the same first pass over them.
+  std::int64_t longest_first(std::span<const std::int32_t> context_lens, std::int32_t* order);
 
  private:
   std::vector<std::int32_t> bucket_starts_;

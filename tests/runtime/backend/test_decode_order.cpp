@@ -1,5 +1,5 @@
 // DecodeOrder: the decode kernel's sequence order, longest context first by 64-token buckets,
-// batch order within a bucket. Plain C++: runs without a GPU.
+// batch order within a bucket, and the total context it sums on the way. Plain C++: runs without a GPU.
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -13,9 +13,11 @@
 namespace minivllm::cuda {
 namespace {
 
+// The order of lens, checking the total context longest_first returns with it.
 std::vector<std::int32_t> order_of(DecodeOrder& order, const std::vector<std::int32_t>& lens) {
   std::vector<std::int32_t> out(lens.size(), -1);
-  order.longest_first(lens, out.data());
+  EXPECT_EQ(order.longest_first(lens, out.data()),
+            std::accumulate(lens.begin(), lens.end(), std::int64_t{0}));
   return out;
 }
 
@@ -44,7 +46,9 @@ TEST(DecodeOrder, RandomBatchesArePermutationsSortedByBucket) {
     for (std::size_t i = 1; i < got.size(); ++i) {
       const std::int32_t a = lens[got[i - 1]] / 64, b = lens[got[i]] / 64;
       ASSERT_GE(a, b) << "position " << i;
-      if (a == b) ASSERT_LT(got[i - 1], got[i]) << "position " << i;
+      if (a == b) {
+        ASSERT_LT(got[i - 1], got[i]) << "position " << i;
+      }
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/detail/dependent_launch.cuh"
+#include "kernels/cuda/detail/device_facts.cuh"
 #include "kernels/cuda/detail/element.cuh"
 #include "kernels/cuda/detail/silu.cuh"
 
@@ -18,9 +19,6 @@ using detail::to_float;
 
 constexpr int kThreads = 256;
 constexpr std::int64_t kMaxBlocks = 65536;
-// Threads an H200 holds at once (132 SMs of 2,048): past that many vectors, each thread of the
-// vector kernel takes two, their loads in flight together.
-constexpr std::int64_t kGpuThreads = 132 * 2048;
 
 // Grid-stride over 16-byte vectors of out, two per step (i and i + stride; small launches get a
 // grid that gives each thread one): vector i of row r = i / width_vecs reads its gate at vector
@@ -82,8 +80,13 @@ cudaError_t launch_typed(const T* gate_up, T* out, std::int64_t rows, std::int64
                          cudaStream_t stream) {
   const std::int64_t n = rows * width;
   if (width % kVecElems<T> == 0 && detail::vec_aligned(gate_up, out)) {
+    // Past as many vectors as the GPU holds threads, each thread of the vector kernel takes two,
+    // their loads in flight together.
+    std::int64_t gpu_threads = 0;
+    if (const cudaError_t err = detail::current_resident_threads(gpu_threads); err != cudaSuccess)
+      return err;
     const std::int64_t n_vecs = n / kVecElems<T>, width_vecs = width / kVecElems<T>;
-    const unsigned blocks = blocks_for(n_vecs < kGpuThreads ? n_vecs : (n_vecs + 1) / 2);
+    const unsigned blocks = blocks_for(n_vecs < gpu_threads ? n_vecs : (n_vecs + 1) / 2);
     // i + twice the grid's stride stays below 2^32.
     if (n_vecs <= INT32_MAX)
       return detail::launch_dependent(silu_and_mul_vec_kernel<T, std::uint32_t>, blocks, kThreads,

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/detail/dependent_launch.cuh"
+#include "kernels/cuda/detail/device_facts.cuh"
 #include "kernels/cuda/detail/element.cuh"
 #include "kernels/cuda/detail/reduce.cuh"
 
@@ -17,9 +18,9 @@ using detail::to_float;
 
 constexpr int kWarpsPerBlock = 4;
 constexpr std::int64_t kMaxHeadDim = 128;
-// Warps the launcher aims for (~16 per SM of an H200): below that many tokens, a token's heads
-// are spread over several warps.
-constexpr std::int64_t kTargetWarps = 132 * 16;
+// Warps per SM the launcher aims for: below that many tokens per SM, a token's heads are spread
+// over several warps.
+constexpr std::int64_t kTargetWarpsPerSm = 16;
 
 // A token's head vectors are shared among lane groups of `group_lanes` lanes (one or more warps
 // per token). In each half of a head a lane holds kChunks packets of kElems elements, at packet
@@ -151,8 +152,11 @@ cudaError_t launch_with(const AttentionInputsParams& p, int group_lanes, cudaStr
   const std::int64_t heads_per_token = p.num_heads + 2 * p.num_kv_heads;
   const std::int64_t groups_per_warp = 32 / group_lanes;
   const std::int64_t useful_warps = (heads_per_token + groups_per_warp - 1) / groups_per_warp;
+  int sm_count = 0;
+  if (const cudaError_t err = detail::current_sm_count(sm_count); err != cudaSuccess) return err;
+  const std::int64_t target_warps = kTargetWarpsPerSm * sm_count;
   const std::int64_t warps_per_token =
-      std::clamp<std::int64_t>((kTargetWarps + p.num_tokens - 1) / p.num_tokens, 1, useful_warps);
+      std::clamp<std::int64_t>((target_warps + p.num_tokens - 1) / p.num_tokens, 1, useful_warps);
   const std::int64_t blocks =
       (p.num_tokens * warps_per_token + kWarpsPerBlock - 1) / kWarpsPerBlock;
   if (blocks > detail::kMaxGridX) return cudaErrorInvalidValue;

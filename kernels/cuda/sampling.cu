@@ -8,6 +8,7 @@
 #include <cub/block/block_scan.cuh>
 
 #include "kernels/cuda/detail/dependent_launch.cuh"
+#include "kernels/cuda/detail/device_facts.cuh"
 #include "kernels/cuda/detail/philox.cuh"
 
 // No sort of the vocabulary. Greedy and plain temperature rows (no min_p, top_k, top_p or
@@ -44,7 +45,6 @@ namespace {
 constexpr int kThreads = 1024;
 constexpr int kCandidates = 2048;  // top_k survivors gathered into shared memory when they fit
 constexpr int kRadixBins = 2048;   // 11-bit digits: 11 + 11 + 10 bits in three passes
-constexpr int kResidentBlocks = 132;  // blocks of kThreads the GPU runs at once (H200: 132 SMs)
 constexpr int kMaxSplitBlocks = 2048;  // blocks of split rows in one launch, at most
 constexpr int kMinSlice = 1024;        // logits per block of a split row, at least
 // What a block costs beyond its slice (start, the first noise floor, the reductions, the merge),
@@ -779,11 +779,12 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // Blocks per one-pass row, each with at least kMinSlice logits: the count with the least
-// modelled time, waves times (slice + kBlockCostLogits). A few rows fill one wave; at 133 rows,
-// one block per row would leave the second wave nearly empty.
-int parts_per_row(std::int64_t rows, std::int64_t vocab) {
+// modelled time, waves times (slice + kBlockCostLogits), a wave being one block of kThreads per
+// SM. A few rows fill one wave; at 133 rows on an H200 (132 SMs), one block per row would leave
+// the second wave nearly empty.
+int parts_per_row(std::int64_t rows, std::int64_t vocab, int sm_count) {
   auto cost = [&](std::int64_t parts) {
-    const std::int64_t waves = (rows * parts + kResidentBlocks - 1) / kResidentBlocks;
+    const std::int64_t waves = (rows * parts + sm_count - 1) / sm_count;
     return waves * ((vocab + parts - 1) / parts + kBlockCostLogits);
   };
   const std::int64_t by_vocab = (vocab + kMinSlice - 1) / kMinSlice;
@@ -806,7 +807,10 @@ cudaError_t launch_sample_rows(float* logits, std::int64_t rows, std::int64_t vo
   if (rows == 0) return cudaSuccess;
   if (logits == nullptr || params == nullptr || out == nullptr || workspace == nullptr)
     return cudaErrorInvalidValue;
-  const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(parts_per_row(rows, vocab)));
+  int sm_count = 0;
+  if (const cudaError_t err = detail::current_sm_count(sm_count); err != cudaSuccess) return err;
+  const dim3 grid(static_cast<unsigned>(rows),
+                  static_cast<unsigned>(parts_per_row(rows, vocab, sm_count)));
   return detail::launch_dependent(sample_rows_kernel, grid, kThreads, 0, stream, logits,
                                   static_cast<int>(vocab), params, adjustments, out, top,
                                   static_cast<SplitWorkspace*>(workspace));

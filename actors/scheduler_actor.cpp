@@ -60,7 +60,14 @@ struct SchedulerState {
   std::vector<Batch> spare_batches;  // come back with the steps' results, refilled by the next
   std::vector<StepPlan> spare_plans;  // of returned steps, refilled by the next schedule
   StepTimes step_times;
+  SchedulerTurn turn;  // the phases of the turn on a step result, while it runs
 };
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 using pointer = scheduler_actor::stateful_pointer<SchedulerState>;
 
@@ -164,8 +171,9 @@ void report_token(SchedulerState& st, Sequence& seq, const StepResult& result, s
 }
 
 void on_step_done(pointer self, StepResult& result) {
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = Clock::now();
   auto& st = self->state;
+  st.turn = {};
   st.spare_batches.push_back(std::move(result.spent_batch));
   const InFlight& done = st.in_flight.front();
   const StepPlan& plan = done.plan;
@@ -199,13 +207,15 @@ void on_step_done(pointer self, StepResult& result) {
   st.pending_aborts.clear();
   step_returned(st);
   send_outputs(self, out);
+  st.turn.tokens_seconds = seconds_since(started);
   advance(self);
-  st.step_times.add_scheduler_turn(
-      timed_as, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  st.turn.seconds = seconds_since(started);
+  st.step_times.add_scheduler_turn(timed_as, st.turn);
 }
 
 // Sends `plan` to the worker; look_ahead: planned before the running step's tokens are back.
 void send_step(pointer self, StepPlan plan, bool look_ahead) {
+  const auto started = Clock::now();
   auto& st = self->state;
   ++st.num_steps;
   StepWork work;
@@ -242,6 +252,7 @@ void send_step(pointer self, StepPlan plan, bool look_ahead) {
               step_returned(self->state);
               fail_all(self, error_text(self->system(), err));
             });
+  st.turn.batch_seconds += seconds_since(started);
 }
 
 // Whether the step after the running one can be planned now, before its tokens are back: when
@@ -269,12 +280,14 @@ bool can_look_ahead(const SchedulerState& st) {
 
 // The scheduler's next plan, refilling a returned step's (its vectors keep their capacity).
 StepPlan next_plan(SchedulerState& st) {
+  const auto started = Clock::now();
   StepPlan plan;
   if (!st.spare_plans.empty()) {
     plan = std::move(st.spare_plans.back());
     st.spare_plans.pop_back();
   }
   st.scheduler->schedule(plan);
+  st.turn.plan_seconds += seconds_since(started);
   return plan;
 }
 
@@ -293,10 +306,12 @@ void advance(pointer self) {
     send_step(self, std::move(plan), false);
   }
   if (!can_look_ahead(st)) return;
+  const auto started = Clock::now();
   InFlight& running = st.in_flight.front();
   for (const ScheduledSequence& s : running.plan.seqs)
     if (!s.seq->finished()) s.seq->append_token(kPlaceholderToken);
   running.placeholders = true;
+  st.turn.plan_seconds += seconds_since(started);
   StepPlan plan = next_plan(st);
   if (!plan.empty()) send_step(self, std::move(plan), true);
 }

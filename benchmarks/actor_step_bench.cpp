@@ -175,12 +175,16 @@ Run run(const Settings& set, int max_tokens, bool measure_idle = false) {
   return r;
 }
 
-// The scheduler's turn per decode step of `rows` sequences (issue 9's figure), in µs.
-double decode_turn_us(const StepTimes& times, int rows) {
+// The scheduler's turn per decode step of `rows` sequences (issue 9's figure) and its phases,
+// in µs.
+SchedulerTurn decode_turn_us(const StepTimes& times, int rows) {
   for (const StepTimeBucket& b : times.buckets)
-    if (b.decode && b.min_rows <= rows && rows <= b.max_rows && b.steps > 0)
-      return b.scheduler_seconds * 1e6 / static_cast<double>(b.steps);
-  return 0;
+    if (b.decode && b.min_rows <= rows && rows <= b.max_rows && b.steps > 0) {
+      const double steps = static_cast<double>(b.steps) / 1e6;
+      return {b.scheduler_seconds / steps, b.scheduler_tokens_seconds / steps,
+              b.scheduler_plan_seconds / steps, b.scheduler_batch_seconds / steps};
+    }
+  return {};
 }
 
 }  // namespace
@@ -198,7 +202,7 @@ int main(int argc, char** argv) {
   std::printf("idle: %.0f us of CPU in the first %lld ms after the requests were done\n",
               warm_up.idle_cpu_seconds * 1e6, static_cast<long long>(kIdleWindow.count()));
   // The box is shared: each pair is noisy, their median less so.
-  std::vector<double> us_per_step, cpu_us_per_step, turn_us;
+  std::vector<double> us_per_step, cpu_us_per_step, turn_us, tokens_us, plan_us, batch_us;
   for (int i = 0; i < repeats; ++i) {
     const Run a = run(set, short_tokens);
     const Run b = run(set, long_tokens);
@@ -208,17 +212,22 @@ int main(int argc, char** argv) {
     };
     us_per_step.push_back(per_step_us(b.seconds, a.seconds));
     cpu_us_per_step.push_back(per_step_us(b.cpu_seconds, a.cpu_seconds));
-    turn_us.push_back(decode_turn_us(b.times, set.num_seqs));
+    const SchedulerTurn turn = decode_turn_us(b.times, set.num_seqs);
+    turn_us.push_back(turn.seconds);
+    tokens_us.push_back(turn.tokens_seconds);
+    plan_us.push_back(turn.plan_seconds);
+    batch_us.push_back(turn.batch_seconds);
     std::printf("%d seqs: %llu steps in %.3f s, %llu steps in %.3f s -> %.1f us per decode step "
                 "(CPU time of all threads: %.1f us; worker running a step %.1f us, between steps "
-                "%.1f us; scheduler %.1f us; its turn per %d-row decode step %.1f us)\n",
+                "%.1f us; scheduler %.1f us; its turn per %d-row decode step %.1f us: tokens "
+                "%.1f, plan %.1f, batch %.1f)\n",
                 set.num_seqs, static_cast<unsigned long long>(a.steps), a.seconds,
                 static_cast<unsigned long long>(b.steps), b.seconds, us_per_step.back(),
                 cpu_us_per_step.back(),
                 per_step_us(b.times.run_seconds(), a.times.run_seconds()),
                 per_step_us(b.times.worker_gap_seconds, a.times.worker_gap_seconds),
                 per_step_us(b.times.scheduler_seconds, a.times.scheduler_seconds), set.num_seqs,
-                turn_us.back());
+                turn.seconds, turn.tokens_seconds, turn.plan_seconds, turn.batch_seconds);
   }
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -226,8 +235,9 @@ int main(int argc, char** argv) {
   };
   std::printf("{\"bench\": \"actor_step\", \"num_seqs\": %d, \"device_us\": %lld, "
               "\"block_size\": %d, \"evict_kb\": %zu, \"us_per_decode_step\": %.2f, "
-              "\"cpu_us_per_decode_step\": %.2f, \"scheduler_turn_us\": %.2f}\n",
+              "\"cpu_us_per_decode_step\": %.2f, \"scheduler_turn_us\": %.2f, "
+              "\"turn_tokens_us\": %.2f, \"turn_plan_us\": %.2f, \"turn_batch_us\": %.2f}\n",
               set.num_seqs, static_cast<long long>(set.device_time.count()), set.block_size,
-              set.evict_bytes / 1024,
-              median(us_per_step), median(cpu_us_per_step), median(turn_us));
+              set.evict_bytes / 1024, median(us_per_step), median(cpu_us_per_step),
+              median(turn_us), median(tokens_us), median(plan_us), median(batch_us));
 }

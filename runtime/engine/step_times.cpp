@@ -41,9 +41,13 @@ std::size_t StepTimes::record(bool decode, std::int32_t rows, std::int32_t token
   return static_cast<std::size_t>(it - buckets.begin());
 }
 
-void StepTimes::add_scheduler_turn(std::size_t bucket, double seconds) {
-  buckets.at(bucket).scheduler_seconds += seconds;
-  scheduler_seconds += seconds;
+void StepTimes::add_scheduler_turn(std::size_t bucket, const SchedulerTurn& turn) {
+  StepTimeBucket& b = buckets.at(bucket);
+  b.scheduler_seconds += turn.seconds;
+  b.scheduler_tokens_seconds += turn.tokens_seconds;
+  b.scheduler_plan_seconds += turn.plan_seconds;
+  b.scheduler_batch_seconds += turn.batch_seconds;
+  scheduler_seconds += turn.seconds;
   ++scheduler_steps;
 }
 

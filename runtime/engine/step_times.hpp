@@ -20,6 +20,18 @@ struct StepTimeBucket {
   double run_seconds = 0;
   double max_run_seconds = 0;
   double scheduler_seconds = 0;  // the scheduler's turns on these steps' results
+  // Their phases (SchedulerTurn); the rest of a turn is between and around them.
+  double scheduler_tokens_seconds = 0;
+  double scheduler_plan_seconds = 0;
+  double scheduler_batch_seconds = 0;
+};
+
+// One turn of the scheduler on a step result, and its phases.
+struct SchedulerTurn {
+  double seconds = 0;         // the whole turn
+  double tokens_seconds = 0;  // the result's rows: tokens in, stop checks, outputs to the engine
+  double plan_seconds = 0;    // the next step planned: look-ahead placeholders, Scheduler::schedule
+  double batch_seconds = 0;   // its batch prepared (prepare_batch) and sent to the worker
 };
 
 struct StepTimes {
@@ -33,7 +45,7 @@ struct StepTimes {
   std::size_t record(bool decode, std::int32_t rows, std::int32_t tokens, double run_seconds,
                      double gap_seconds);
   // The scheduler's turn on a step result, of the step recorded in bucket `bucket`.
-  void add_scheduler_turn(std::size_t bucket, double seconds);
+  void add_scheduler_turn(std::size_t bucket, const SchedulerTurn& turn);
   std::uint64_t steps() const;
   double run_seconds() const;
 };

@@ -94,7 +94,8 @@ typename Inspector::result_type inspect(Inspector& f, RequestDelta& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepTimeBucket& x) {
   return f(caf::meta::type_name("minivllm::StepTimeBucket"), x.decode, x.min_rows, x.max_rows,
-           x.steps, x.tokens, x.run_seconds, x.max_run_seconds, x.scheduler_seconds);
+           x.steps, x.tokens, x.run_seconds, x.max_run_seconds, x.scheduler_seconds,
+           x.scheduler_tokens_seconds, x.scheduler_plan_seconds, x.scheduler_batch_seconds);
 }
 
 template <class Inspector>

@@ -26,7 +26,7 @@ struct Step {
 
 // num_seqs sequences of random lengths, each computing a random tail of its tokens: decodes,
 // prefill chunks, and now and then one that wants prompt logits or does not sample.
-Step random_step(std::mt19937& rng, int num_seqs, std::int32_t first_block) {
+Step random_step(std::mt19937& rng, int num_seqs, std::int32_t first_block, int block_size) {
   Step step;
   auto params = std::make_shared<const SamplingParams>();
   std::int32_t next_block = first_block;
@@ -38,7 +38,7 @@ Step random_step(std::mt19937& rng, int num_seqs, std::int32_t first_block) {
     const int num_new = rng() % 2 ? 1 : 1 + static_cast<int>(rng() % num_tokens);
     const int start = num_tokens - num_new;
     // Blocks for every token computed after the step, as the scheduler allocates them.
-    const int num_blocks = BlockManager::blocks_for(num_tokens, kBlockSize);
+    const int num_blocks = BlockManager::blocks_for(num_tokens, block_size);
     for (int b = 0; b < num_blocks; ++b) seq->block_ids.push_back(next_block++);
     ScheduledSequence& s = step.plan.seqs.emplace_back();
     s.seq = seq.get();
@@ -52,8 +52,8 @@ Step random_step(std::mt19937& rng, int num_seqs, std::int32_t first_block) {
   return step;
 }
 
-Batch reference_batch(const StepPlan& plan) {
-  BatchBuilder builder(kBlockSize);
+Batch reference_batch(const StepPlan& plan, int block_size) {
+  BatchBuilder builder(block_size);
   for (const ScheduledSequence& s : plan.seqs) {
     const LogitsFor logits =
         s.prompt_logits ? LogitsFor::all : (s.sample ? LogitsFor::last : LogitsFor::none);
@@ -74,14 +74,19 @@ void expect_equal(const Batch& got, const Batch& want) {
   EXPECT_EQ(got.logits_rows, want.logits_rows);
 }
 
+// Block sizes that are powers of two (a shift and a mask per token) and one that is not.
 TEST(PrepareBatch, RefillsEqualFreshBatchesFromTheReference) {
   std::mt19937 rng(5);
-  Batch batch;  // reused across steps, as the scheduler reuses a returned step's batch
-  for (const int num_seqs : {12, 3, 30, 1, 7, 30, 2}) {
-    SCOPED_TRACE("step of " + std::to_string(num_seqs) + " sequences");
-    const Step step = random_step(rng, num_seqs, static_cast<std::int32_t>(rng() % 50));
-    prepare_batch(step.plan, kBlockSize, batch);
-    expect_equal(batch, reference_batch(step.plan));
+  for (const int block_size : {kBlockSize, 3, 16}) {
+    Batch batch;  // reused across steps, as the scheduler reuses a returned step's batch
+    for (const int num_seqs : {12, 3, 30, 1, 7, 30, 2}) {
+      SCOPED_TRACE("block size " + std::to_string(block_size) + ", step of " +
+                   std::to_string(num_seqs) + " sequences");
+      const Step step =
+          random_step(rng, num_seqs, static_cast<std::int32_t>(rng() % 50), block_size);
+      prepare_batch(step.plan, block_size, batch);
+      expect_equal(batch, reference_batch(step.plan, block_size));
+    }
   }
 }
 

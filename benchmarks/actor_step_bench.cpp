@@ -175,15 +175,11 @@ Run run(const Settings& set, int max_tokens, bool measure_idle = false) {
   return r;
 }
 
-// The scheduler's turn per decode step of `rows` sequences (issue 9's figure) and its phases,
-// in µs.
-SchedulerTurn decode_turn_us(const StepTimes& times, int rows) {
+// The scheduler's turn per decode step of `rows` sequences (issue 9's figure) and its phases.
+SchedulerTurn decode_turn(const StepTimes& times, int rows) {
   for (const StepTimeBucket& b : times.buckets)
-    if (b.decode && b.min_rows <= rows && rows <= b.max_rows && b.steps > 0) {
-      const double steps = static_cast<double>(b.steps) / 1e6;
-      return {b.scheduler_seconds / steps, b.scheduler_tokens_seconds / steps,
-              b.scheduler_plan_seconds / steps, b.scheduler_batch_seconds / steps};
-    }
+    if (b.decode && b.min_rows <= rows && rows <= b.max_rows && b.steps > 0)
+      return b.scheduler / static_cast<double>(b.steps);
   return {};
 }
 
@@ -212,11 +208,11 @@ int main(int argc, char** argv) {
     };
     us_per_step.push_back(per_step_us(b.seconds, a.seconds));
     cpu_us_per_step.push_back(per_step_us(b.cpu_seconds, a.cpu_seconds));
-    const SchedulerTurn turn = decode_turn_us(b.times, set.num_seqs);
-    turn_us.push_back(turn.seconds);
-    tokens_us.push_back(turn.tokens_seconds);
-    plan_us.push_back(turn.plan_seconds);
-    batch_us.push_back(turn.batch_seconds);
+    const SchedulerTurn turn = decode_turn(b.times, set.num_seqs);
+    turn_us.push_back(turn.seconds * 1e6);
+    tokens_us.push_back(turn.tokens_seconds * 1e6);
+    plan_us.push_back(turn.plan_seconds * 1e6);
+    batch_us.push_back(turn.batch_seconds * 1e6);
     std::printf("%d seqs: %llu steps in %.3f s, %llu steps in %.3f s -> %.1f us per decode step "
                 "(CPU time of all threads: %.1f us; worker running a step %.1f us, between steps "
                 "%.1f us; scheduler %.1f us; its turn per %d-row decode step %.1f us: tokens "
@@ -227,7 +223,7 @@ int main(int argc, char** argv) {
                 per_step_us(b.times.run_seconds(), a.times.run_seconds()),
                 per_step_us(b.times.worker_gap_seconds, a.times.worker_gap_seconds),
                 per_step_us(b.times.scheduler_seconds, a.times.scheduler_seconds), set.num_seqs,
-                turn.seconds, turn.tokens_seconds, turn.plan_seconds, turn.batch_seconds);
+                turn_us.back(), tokens_us.back(), plan_us.back(), batch_us.back());
   }
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());

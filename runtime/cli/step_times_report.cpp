@@ -31,10 +31,10 @@ void print_step_times(const StepTimes& times, double wall_seconds) {
                 b.decode ? "decode" : "prefill", rows_label(b).c_str(),
                 static_cast<unsigned long long>(b.steps), static_cast<unsigned long long>(b.tokens),
                 b.run_seconds, per_step_us(b.run_seconds, b.steps) / 1e3,
-                b.max_run_seconds * 1e3, per_step_us(b.scheduler_seconds, b.steps),
-                per_step_us(b.scheduler_tokens_seconds, b.steps),
-                per_step_us(b.scheduler_plan_seconds, b.steps),
-                per_step_us(b.scheduler_batch_seconds, b.steps));
+                b.max_run_seconds * 1e3, per_step_us(b.scheduler.seconds, b.steps),
+                per_step_us(b.scheduler.tokens_seconds, b.steps),
+                per_step_us(b.scheduler.plan_seconds, b.steps),
+                per_step_us(b.scheduler.batch_seconds, b.steps));
   const std::uint64_t steps = times.steps();
   std::printf("steps %.3f s of %.3f s wall; worker between steps %.3f s (%.1f us per step)\n",
               times.run_seconds(), wall_seconds, times.worker_gap_seconds,
@@ -52,10 +52,10 @@ nlohmann::json step_times_json(const StepTimes& times) {
                        {"tokens", b.tokens},
                        {"run_seconds", b.run_seconds},
                        {"max_run_seconds", b.max_run_seconds},
-                       {"scheduler_seconds", b.scheduler_seconds},
-                       {"scheduler_tokens_seconds", b.scheduler_tokens_seconds},
-                       {"scheduler_plan_seconds", b.scheduler_plan_seconds},
-                       {"scheduler_batch_seconds", b.scheduler_batch_seconds}});
+                       {"scheduler_seconds", b.scheduler.seconds},
+                       {"scheduler_tokens_seconds", b.scheduler.tokens_seconds},
+                       {"scheduler_plan_seconds", b.scheduler.plan_seconds},
+                       {"scheduler_batch_seconds", b.scheduler.batch_seconds}});
   return {{"buckets", buckets},
           {"run_seconds", times.run_seconds()},
           {"worker_gap_seconds", times.worker_gap_seconds},

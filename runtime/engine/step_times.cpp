@@ -31,8 +31,13 @@ std::size_t StepTimes::record(bool decode, std::int32_t rows, std::int32_t token
                              [](const StepTimeBucket& b, const std::pair<bool, std::int32_t>& key) {
                                return std::pair{b.decode, b.min_rows} < key;
                              });
-  if (it == buckets.end() || it->decode != decode || it->min_rows != min_rows)
-    it = buckets.insert(it, StepTimeBucket{decode, min_rows, max_rows});
+  if (it == buckets.end() || it->decode != decode || it->min_rows != min_rows) {
+    StepTimeBucket fresh;
+    fresh.decode = decode;
+    fresh.min_rows = min_rows;
+    fresh.max_rows = max_rows;
+    it = buckets.insert(it, fresh);
+  }
   ++it->steps;
   it->tokens += static_cast<std::uint64_t>(tokens);
   it->run_seconds += run_seconds;
@@ -41,12 +46,21 @@ std::size_t StepTimes::record(bool decode, std::int32_t rows, std::int32_t token
   return static_cast<std::size_t>(it - buckets.begin());
 }
 
+SchedulerTurn& SchedulerTurn::operator+=(const SchedulerTurn& other) {
+  seconds += other.seconds;
+  tokens_seconds += other.tokens_seconds;
+  plan_seconds += other.plan_seconds;
+  batch_seconds += other.batch_seconds;
+  return *this;
+}
+
+SchedulerTurn SchedulerTurn::operator/(double divisor) const {
+  return {seconds / divisor, tokens_seconds / divisor, plan_seconds / divisor,
+          batch_seconds / divisor};
+}
+
 void StepTimes::add_scheduler_turn(std::size_t bucket, const SchedulerTurn& turn) {
-  StepTimeBucket& b = buckets.at(bucket);
-  b.scheduler_seconds += turn.seconds;
-  b.scheduler_tokens_seconds += turn.tokens_seconds;
-  b.scheduler_plan_seconds += turn.plan_seconds;
-  b.scheduler_batch_seconds += turn.batch_seconds;
+  buckets.at(bucket).scheduler += turn;
   scheduler_seconds += turn.seconds;
   ++scheduler_steps;
 }

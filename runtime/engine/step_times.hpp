@@ -9,6 +9,17 @@
 
 namespace minivllm {
 
+// One turn of the scheduler on a step result and its phases; or the sum of several.
+struct SchedulerTurn {
+  double seconds = 0;         // the whole turn
+  double tokens_seconds = 0;  // the result's rows: tokens in, stop checks, outputs to the engine
+  double plan_seconds = 0;    // the next step planned: look-ahead placeholders, Scheduler::schedule
+  double batch_seconds = 0;   // its batch prepared (prepare_batch) and sent to the worker
+
+  SchedulerTurn& operator+=(const SchedulerTurn& other);
+  SchedulerTurn operator/(double divisor) const;
+};
+
 // The steps of one kind: with a prompt chunk (prefill), or pure decode of min_rows..max_rows
 // sequences.
 struct StepTimeBucket {
@@ -19,19 +30,9 @@ struct StepTimeBucket {
   std::uint64_t tokens = 0;  // tokens computed (a decode row is one)
   double run_seconds = 0;
   double max_run_seconds = 0;
-  double scheduler_seconds = 0;  // the scheduler's turns on these steps' results
-  // Their phases (SchedulerTurn); the rest of a turn is between and around them.
-  double scheduler_tokens_seconds = 0;
-  double scheduler_plan_seconds = 0;
-  double scheduler_batch_seconds = 0;
-};
-
-// One turn of the scheduler on a step result, and its phases.
-struct SchedulerTurn {
-  double seconds = 0;         // the whole turn
-  double tokens_seconds = 0;  // the result's rows: tokens in, stop checks, outputs to the engine
-  double plan_seconds = 0;    // the next step planned: look-ahead placeholders, Scheduler::schedule
-  double batch_seconds = 0;   // its batch prepared (prepare_batch) and sent to the worker
+  // The scheduler's turns on these steps' results, summed; the rest of a turn is between and
+  // around its phases.
+  SchedulerTurn scheduler;
 };
 
 struct StepTimes {

@@ -105,12 +105,12 @@ EngineStats expect_actors_equal_engine_core(int num_blocks) {
   EXPECT_EQ(times.scheduler_steps, times.steps());
   double bucket_turns = 0;
   for (const StepTimeBucket& b : times.buckets) {
-    bucket_turns += b.scheduler_seconds;
+    bucket_turns += b.scheduler.seconds;
     // The turn's phases are parts of it; every step result's turn plans and sends a next step
     // but the last few.
-    EXPECT_LE(b.scheduler_tokens_seconds + b.scheduler_plan_seconds + b.scheduler_batch_seconds,
-              b.scheduler_seconds + 1e-9);
-    EXPECT_GT(b.scheduler_tokens_seconds, 0.0);
+    EXPECT_LE(b.scheduler.tokens_seconds + b.scheduler.plan_seconds + b.scheduler.batch_seconds,
+              b.scheduler.seconds + 1e-9);
+    EXPECT_GT(b.scheduler.tokens_seconds, 0.0);
   }
   EXPECT_NEAR(bucket_turns, times.scheduler_seconds, 1e-9);
   EXPECT_GT(times.scheduler_seconds, 0.0);
@@ -119,8 +119,8 @@ EngineStats expect_actors_equal_engine_core(int num_blocks) {
   if (!times.buckets.empty()) {
     EXPECT_FALSE(times.buckets.front().decode);
     EXPECT_TRUE(times.buckets.back().decode);
-    EXPECT_GT(times.buckets.back().scheduler_plan_seconds, 0.0);
-    EXPECT_GT(times.buckets.back().scheduler_batch_seconds, 0.0);
+    EXPECT_GT(times.buckets.back().scheduler.plan_seconds, 0.0);
+    EXPECT_GT(times.buckets.back().scheduler.batch_seconds, 0.0);
   }
   return stats;
 }

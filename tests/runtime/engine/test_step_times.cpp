@@ -16,12 +16,12 @@ TEST(StepTimes, GroupsStepsByKindAndDecodeRows) {
   t.add_scheduler_turn(small, {10e-6, 1e-6, 2e-6, 3e-6});
   ASSERT_EQ(t.buckets.size(), 4u);
   EXPECT_EQ(small, 2u);
-  EXPECT_DOUBLE_EQ(t.buckets[2].scheduler_seconds, 30e-6);
-  EXPECT_DOUBLE_EQ(t.buckets[2].scheduler_tokens_seconds, 6e-6);
-  EXPECT_DOUBLE_EQ(t.buckets[2].scheduler_plan_seconds, 8e-6);
-  EXPECT_DOUBLE_EQ(t.buckets[2].scheduler_batch_seconds, 10e-6);
+  EXPECT_DOUBLE_EQ(t.buckets[2].scheduler.seconds, 30e-6);
+  EXPECT_DOUBLE_EQ(t.buckets[2].scheduler.tokens_seconds, 6e-6);
+  EXPECT_DOUBLE_EQ(t.buckets[2].scheduler.plan_seconds, 8e-6);
+  EXPECT_DOUBLE_EQ(t.buckets[2].scheduler.batch_seconds, 10e-6);
   EXPECT_DOUBLE_EQ(t.scheduler_seconds, 30e-6);
-  EXPECT_DOUBLE_EQ(t.buckets[1].scheduler_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(t.buckets[1].scheduler.seconds, 0.0);
   EXPECT_EQ(t.scheduler_steps, 2u);
   EXPECT_FALSE(t.buckets[0].decode);
   EXPECT_EQ(t.buckets[0].tokens, 16384u);

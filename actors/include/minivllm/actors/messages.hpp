@@ -92,10 +92,15 @@ typename Inspector::result_type inspect(Inspector& f, RequestDelta& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SchedulerTurn& x) {
+  return f(caf::meta::type_name("minivllm::SchedulerTurn"), x.seconds, x.tokens_seconds,
+           x.plan_seconds, x.batch_seconds);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepTimeBucket& x) {
   return f(caf::meta::type_name("minivllm::StepTimeBucket"), x.decode, x.min_rows, x.max_rows,
-           x.steps, x.tokens, x.run_seconds, x.max_run_seconds, x.scheduler_seconds,
-           x.scheduler_tokens_seconds, x.scheduler_plan_seconds, x.scheduler_batch_seconds);
+           x.steps, x.tokens, x.run_seconds, x.max_run_seconds, x.scheduler);
 }
 
 template <class Inspector>

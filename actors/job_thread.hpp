@@ -5,6 +5,8 @@
 // costs a plain condition variable, far less than a detached CAF actor's mailbox on these
 // machines (benchmarks/actor_handoff_bench.cpp); where cores are plenty it first spins a while
 // for the next job, so a job posted soon after the last one ends needs no wake-up at all.
+// Between jobs it may have idle work of its own (a step on a device to answer once done), run
+// in turns with looking for the next job.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -24,16 +26,28 @@ namespace minivllm {
 // one runs, or some 20 µs after it ends), short enough that an idle runtime soon stops spinning.
 constexpr std::chrono::microseconds kJobThreadSpin{100};
 
+// How long a JobThread whose idle work is pending sleeps between two calls of it while no job
+// comes, where cores are few (where they are plenty it spins between the calls).
+constexpr std::chrono::microseconds kJobThreadIdlePoll{20};
+
 template <class State>
 class JobThread {
  public:
   using Job = std::function<void(State&)>;
+  // Work of the thread's own between jobs (a step on a device to collect once done): called
+  // again and again while no job is waiting, until it returns false (nothing left).
+  using Idle = std::function<bool(State&)>;
 
   explicit JobThread(std::function<State()> make,
-                     std::chrono::microseconds spin = may_spin() ? kJobThreadSpin
-                                                                 : std::chrono::microseconds{0})
+                     std::chrono::microseconds spin = default_spin())
+      : JobThread(std::move(make), Idle{}, spin) {}
+
+  JobThread(std::function<State()> make, Idle idle,
+            std::chrono::microseconds spin = default_spin())
       : queue_(std::make_shared<Queue>(spin)),
-        thread_([queue = queue_, make = std::move(make)] { run(*queue, make); }) {}
+        thread_([queue = queue_, make = std::move(make), idle = std::move(idle)] {
+          run(*queue, make, idle);
+        }) {}
 
   // Drops the jobs not started yet; the thread ends, destroying the State, once its running job
   // (if any) returns. Waits for that, unless called from that very job (a job may drop the last
@@ -80,6 +94,20 @@ class JobThread {
       return true;
     }
 
+    // Runs idle(state) while no job (nor the stop) is waiting and it asks to go on.
+    void run_idle(State& state, const Idle& idle) {
+      while (!ready_.load(std::memory_order_acquire) && idle(state)) {
+        if (spin_.count() > 0) {
+          for (int i = 0; i < 32; ++i) spin_pause();
+          continue;
+        }
+        std::unique_lock lock(mutex_);
+        sleeping_ = true;
+        wake_.wait_for(lock, kJobThreadIdlePoll, [&] { return stopped_ || !jobs_.empty(); });
+        sleeping_ = false;
+      }
+    }
+
     void stop() {
       std::deque<Job> dropped;
       {
@@ -111,9 +139,14 @@ class JobThread {
     bool stopped_ = false;
   };
 
-  static void run(Queue& queue, const std::function<State()>& make) {
+  static std::chrono::microseconds default_spin() {
+    return may_spin() ? kJobThreadSpin : std::chrono::microseconds{0};
+  }
+
+  static void run(Queue& queue, const std::function<State()>& make, const Idle& idle) {
     State state = make();
     for (;;) {
+      if (idle) queue.run_idle(state, idle);
       Job job;
       if (!queue.pop(job)) return;
       job(state);

@@ -58,6 +58,12 @@ class LoadedModelRunner final : public ModelRunner {
                                                std::span<const SamplerRow> rows) override {
     return runner_.execute_and_sample(batch, rows);
   }
+  bool can_queue(std::size_t rows) const override { return runner_.can_queue(rows); }
+  void queue_step(const Batch& batch, std::span<const SamplerRow> rows, bool fed) override {
+    runner_.queue_step(batch, rows, fed);
+  }
+  bool step_ready() override { return runner_.step_ready(); }
+  std::vector<SampledToken> collect_step() override { return runner_.collect_step(); }
 
  private:
   PluginRegistry plugins_;

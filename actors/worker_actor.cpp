@@ -1,5 +1,6 @@
 #include "actors/worker_actor.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <future>
@@ -23,6 +24,9 @@ struct SampledSeq {
   std::vector<std::int32_t> prompt;
   std::vector<std::int32_t> output;
   std::mt19937_64 rng;
+  // Its row in step `queued_step` (0: none), while that step is queued on the device.
+  std::uint64_t queued_step = 0;
+  std::int32_t queued_row = -1;
 };
 
 // Counts the worker's thread as one of the actor system's running actors while it lives, so the
@@ -33,37 +37,67 @@ struct EndRunning {
 };
 using RunningGuard = std::unique_ptr<caf::actor_registry, EndRunning>;
 
+using Clock = std::chrono::steady_clock;
+
+// A step on the device whose tokens have not been collected (ModelRunner::queue_step).
+struct QueuedStep {
+  StepWork work;
+  std::vector<SampledSeq*> seqs;  // its rows' sequences, in row order
+  Clock::time_point queued_at;
+};
+
 struct WorkerState {
   RunningGuard running;  // first: released last
   std::unique_ptr<ModelRunner> runner;
   std::string load_error;  // why there is no runner
   std::vector<std::int32_t> eos_ids;
   std::unordered_map<std::uint64_t, SampledSeq> seqs;
-  std::optional<std::chrono::steady_clock::time_point> last_step_end;
+  std::optional<Clock::time_point> last_step_end;
+  caf::actor_addr reply_to;  // the worker actor, which answers the scheduler
+  // Between jobs at most one step waits on the device: the next job queues its step behind it
+  // (fed by it when it can be) before collecting it, so the device never waits for the host.
+  std::optional<QueuedStep> queued;
   // A step's rows, in row order: kept so that no step allocates them anew.
-  std::vector<SampledSeq*> row_seqs;
+  std::vector<SampledSeq*> spare_seqs;
   std::vector<SamplerRow> rows;
 };
 
-StepResult run_step(WorkerState& st, StepWork& work) {
-  for (std::uint64_t id : work.released_seq_ids) st.seqs.erase(id);
-  for (WorkerSeq& s : work.new_seqs)
-    st.seqs.insert_or_assign(s.seq_id, SampledSeq{std::move(s.params), std::move(s.prompt), {},
-                                                  std::mt19937_64(s.seed)});
-  std::vector<SampledSeq*>& seqs = st.row_seqs;  // one lookup per row and step
-  std::vector<SamplerRow>& rows = st.rows;
+// The worker's full interface: the scheduler's plus its runner thread's answers.
+using worker_impl_actor =
+    worker_actor::extend<caf::reacts_to<StepResult>, caf::reacts_to<StepFailed>>;
+
+// The runner thread -> the worker actor: what a step gave. A weak address: the thread belongs to
+// the actor, and a strong one would keep it alive.
+template <class T>
+void reply(const caf::actor_addr& to, T&& message) {
+  if (auto worker = caf::actor_cast<worker_impl_actor>(to))
+    caf::anon_send(worker, std::forward<T>(message));
+}
+
+// The sequences of work's rows into `seqs` and their sampler rows into st.rows, in row order.
+void gather_rows(WorkerState& st, const StepWork& work, std::vector<SampledSeq*>& seqs) {
   seqs.clear();
-  rows.clear();
+  st.rows.clear();
   for (std::uint64_t id : work.sample_seq_ids) {
     SampledSeq& s = *seqs.emplace_back(&st.seqs.at(id));
-    rows.push_back({{}, &s.params, s.prompt, s.output, st.eos_ids, &s.rng});
+    st.rows.push_back({{}, &s.params, s.prompt, s.output, st.eos_ids, &s.rng});
   }
-  if (work.look_ahead)  // one token per row, row order
-    for (std::size_t r = 0; r < seqs.size(); ++r) work.batch.token_ids[r] = seqs[r]->output.back();
-  using clock = std::chrono::steady_clock;
-  const clock::time_point start = clock::now();
-  std::vector<SampledToken> sampled = st.runner->execute_and_sample(work.batch, rows);
-  const clock::time_point end = clock::now();
+}
+
+// Clears every array of `batch`, keeping their capacity.
+void clear_arrays(Batch& batch) {
+  for (auto* v : {&batch.token_ids, &batch.positions, &batch.query_start, &batch.context_lens,
+                  &batch.block_tables, &batch.logits_rows})
+    v->clear();
+  batch.slot_mapping.clear();
+  batch.max_blocks_per_seq = 0;
+}
+
+// Answers a step with its sampled tokens (appended to its sequences too) and its times: it ran
+// from `start` (on the device, as far as the worker can tell) to now. Its arrays go back.
+void answer(WorkerState& st, StepWork& work, std::vector<SampledSeq*>& seqs,
+            std::vector<SampledToken>& sampled, Clock::time_point start) {
+  const Clock::time_point end = Clock::now();
   StepResult result;
   result.run_seconds = std::chrono::duration<double>(end - start).count();
   if (st.last_step_end)
@@ -82,29 +116,98 @@ StepResult run_step(WorkerState& st, StepWork& work) {
       result.logprobs.emplace_back();
     }
   }
-  return result;
+  result.spent_batch = std::move(work.batch);
+  clear_arrays(result.spent_batch);
+  st.spare_seqs = std::move(seqs);
+  reply(st.reply_to, std::move(result));
 }
 
-// Clears every array of `batch`, keeping their capacity.
-void clear_arrays(Batch& batch) {
-  for (auto* v : {&batch.token_ids, &batch.positions, &batch.query_start, &batch.context_lens,
-                  &batch.block_tables, &batch.logits_rows})
-    v->clear();
-  batch.slot_mapping.clear();
-  batch.max_blocks_per_seq = 0;
+// Whether `work` can be queued behind the queued step, fed by it: a look-ahead step (one decode
+// per row, each row's input the token the queued step samples for it) none of whose rows reads
+// the tokens sampled so far (penalties; min_tokens, which counts them).
+bool can_feed(const WorkerState& st, const StepWork& work) {
+  if (!st.queued || !work.look_ahead || !st.runner->can_queue(work.sample_seq_ids.size()))
+    return false;
+  const std::uint64_t ahead = st.queued->work.step;
+  for (std::uint64_t id : work.sample_seq_ids) {
+    const auto it = st.seqs.find(id);
+    if (it == st.seqs.end() || it->second.queued_step != ahead) return false;
+    const SamplingParams& p = it->second.params;
+    if (p.repetition_penalty != 1.0 || p.presence_penalty != 0.0 || p.frequency_penalty != 0.0 ||
+        static_cast<int>(it->second.output.size()) < p.min_tokens)
+      return false;
+  }
+  return true;
 }
 
-// The worker's full interface: the scheduler's plus its runner thread's answers.
-using worker_impl_actor =
-    worker_actor::extend<caf::reacts_to<StepResult>, caf::reacts_to<StepFailed>>;
-
-// The runner thread -> the worker actor: what a step gave. A weak address: the thread belongs to
-// the actor, and a strong one would keep it alive.
-template <class T>
-void reply(const caf::actor_addr& to, T&& message) {
-  if (auto worker = caf::actor_cast<worker_impl_actor>(to))
-    caf::anon_send(worker, std::forward<T>(message));
+// Collects the queued step's tokens (waiting for them) and answers it.
+void answer_queued(WorkerState& st) {
+  QueuedStep q = std::move(*st.queued);
+  st.queued.reset();
+  try {
+    std::vector<SampledToken> sampled = st.runner->collect_step();
+    // It ran on the device from when it was queued or the step ahead of it ended.
+    const Clock::time_point start =
+        st.last_step_end ? std::max(q.queued_at, *st.last_step_end) : q.queued_at;
+    answer(st, q.work, q.seqs, sampled, start);
+  } catch (const std::exception& e) {
+    reply(st.reply_to, StepFailed{q.work.step, std::string("worker: ") + e.what()});
+  }
 }
+
+// Runs one step: queued on the device when the runner can (answered by the next step or once
+// done: poll_queued), else there and then.
+void run_step(WorkerState& st, StepWork& work) {
+  const bool fed = can_feed(st, work);
+  // A step not fed by the queued one needs its tokens first (they are its rows' inputs).
+  if (st.queued && !fed) answer_queued(st);
+  // A released sequence may still be a row of the queued step: erased once that is answered.
+  auto release = [&] {
+    for (std::uint64_t id : work.released_seq_ids) st.seqs.erase(id);
+  };
+  if (!fed) release();
+  for (WorkerSeq& s : work.new_seqs)
+    st.seqs.insert_or_assign(s.seq_id, SampledSeq{std::move(s.params), std::move(s.prompt), {},
+                                                  std::mt19937_64(s.seed), 0, -1});
+  std::vector<SampledSeq*> seqs = std::move(st.spare_seqs);
+  gather_rows(st, work, seqs);
+  if (work.look_ahead)  // one token per row, row order
+    for (std::size_t r = 0; r < seqs.size(); ++r)
+      work.batch.token_ids[r] = fed ? -1 - seqs[r]->queued_row : seqs[r]->output.back();
+  if (!st.runner->can_queue(seqs.size()) || seqs.size() != work.batch.logits_rows.size()) {
+    const Clock::time_point start = Clock::now();
+    std::vector<SampledToken> sampled = st.runner->execute_and_sample(work.batch, st.rows);
+    answer(st, work, seqs, sampled, start);
+    return;
+  }
+  // Queueing a step's kernels may itself take a while (an eager prefill's): it counts in.
+  const Clock::time_point queued_at = Clock::now();
+  st.runner->queue_step(work.batch, st.rows, fed);
+  for (std::size_t r = 0; r < seqs.size(); ++r) {
+    seqs[r]->queued_step = work.step;
+    seqs[r]->queued_row = static_cast<std::int32_t>(r);
+  }
+  QueuedStep next{std::move(work), std::move(seqs), queued_at};
+  if (fed) {
+    answer_queued(st);
+    release();
+  }
+  st.queued = std::move(next);
+}
+
+// The thread's idle work: answers the queued step once its tokens are back.
+bool poll_queued(WorkerState& st) {
+  if (!st.queued) return false;
+  bool done = true;
+  try {
+    done = st.runner->step_ready();
+  } catch (const std::exception&) {  // answer_queued's collect reports it
+  }
+  if (!done) return true;
+  answer_queued(st);
+  return false;
+}
+
 
 // The worker actor's state: the runner thread and the steps it was given, oldest first.
 struct WorkerFront {
@@ -140,7 +243,8 @@ worker_actor spawn_worker(caf::actor_system& sys,
           st.load_error = e.what();
         }
         return st;
-      });
+      },
+      poll_queued);
   auto built = std::make_shared<std::promise<WorkerFront>>();
   std::future<WorkerFront> front_ready = built->get_future();
   thread->post([built](WorkerState& st) {
@@ -169,17 +273,15 @@ worker_actor spawn_worker(caf::actor_system& sys,
               self->state.steps.push_back(self->make_response_promise<StepResult>());
               self->state.thread->post([to = self->address(), work = std::move(work)](
                                            WorkerState& st) mutable {
-                StepFailed failed{work.step, {}};
+                st.reply_to = to;
+                const std::uint64_t step = work.step;
                 try {
-                  StepResult result = run_step(st, work);
-                  result.spent_batch = std::move(work.batch);
-                  clear_arrays(result.spent_batch);
-                  reply(to, std::move(result));
-                  return;
+                  run_step(st, work);
                 } catch (const std::exception& e) {
-                  failed.error = std::string("worker: ") + e.what();
+                  // Answers go in step order: a step queued before this one goes first.
+                  if (st.queued) answer_queued(st);
+                  reply(to, StepFailed{step, std::string("worker: ") + e.what()});
                 }
-                reply(to, std::move(failed));
               });
               return self->state.steps.back();
             },

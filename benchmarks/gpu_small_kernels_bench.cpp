@@ -205,7 +205,8 @@ Case make_case(const std::string& op, std::int64_t rows, const Shared& shared) {
       check(cuda::launch_attention_inputs(a, s), "launch_attention_inputs");
     } else {
       check(cuda::launch_embedding(DType::bf16, table, kVocab, kHidden,
-                                   reinterpret_cast<const std::int32_t*>(at(0)), rows, at(1), s),
+                                   reinterpret_cast<const std::int32_t*>(at(0)), nullptr, rows,
+                                   at(1), s),
             "launch_embedding");
     }
   };

@@ -9,11 +9,13 @@
 namespace minivllm::cuda {
 
 // out[t] = table[ids[t]] for t < num_tokens; table [vocab, dim] and out [num_tokens, dim] hold
-// `dtype` (bf16 or f32), ids are int32, all on the device. An id outside [0, vocab) gives a row of
-// NaN instead of a read past the table (the caller checks ids on the host). Gathers the rows of any
-// [rows, dim] matrix as well.
+// `dtype` (bf16 or f32), ids are int32, all on the device. With `fed` (may be null), an id
+// -1 - r < 0 stands for fed[r]: a token a previous kernel sampled into device memory, which the
+// host has not seen (the caller checks r on the host). An id outside [0, vocab) gives a row of
+// NaN instead of a read past the table (the caller checks ids on the host). Gathers the rows of
+// any [rows, dim] matrix as well.
 cudaError_t launch_embedding(DType dtype, const void* table, std::int64_t vocab, std::int64_t dim,
-                             const std::int32_t* ids, std::int64_t num_tokens, void* out,
-                             cudaStream_t stream);
+                             const std::int32_t* ids, const std::int32_t* fed,
+                             std::int64_t num_tokens, void* out, cudaStream_t stream);
 
 }  // namespace minivllm::cuda

@@ -565,8 +565,8 @@ __device__ void rank_and_top(const RowLogits& row, const SamplingRow& p, float t
 
 // A row with min_p, top_k, top_p or logprobs, by one block (see the top of the file).
 __device__ void sample_whole_row(float* row_data, int vocab, const SamplingRow& p,
-                                 LogitAdjustment* adjustments, SampledRow& out, TopLogits* top,
-                                 Shared& sh) {
+                                 LogitAdjustment* adjustments, SampledRow& out,
+                                 std::int32_t* token_out, TopLogits* top, Shared& sh) {
   const RowLogits row = {row_data, 0, vocab};
   const bool adjusted = p.adjust_end > p.adjust_begin;
 
@@ -595,7 +595,9 @@ __device__ void sample_whole_row(float* row_data, int vocab, const SamplingRow& 
   }
   SampledRow result = {token, raw.value(), row_data[token], 0};
   if (p.top_logprobs >= 0) rank_and_top(row, p, result.token_logit, result, top, sh);
-  if (threadIdx.x == 0) out = result;
+  if (threadIdx.x != 0) return;
+  out = result;
+  if (token_out != nullptr) *token_out = result.token;
 }
 
 // Whether one pass decides the row: greedy or plain temperature, no logprobs.
@@ -726,7 +728,7 @@ __device__ Pick load_pick(const Pick& pick) {
 // merges the parts' winners and writes the token.
 __device__ void sample_one_pass(float* row_data, int vocab, const SamplingRow& p,
                                 LogitAdjustment* adjustments, SampledRow& out,
-                                SplitWorkspace* workspace, Shared& sh) {
+                                std::int32_t* token_out, SplitWorkspace* workspace, Shared& sh) {
   const int parts = static_cast<int>(gridDim.y), part = static_cast<int>(blockIdx.y);
   const int per_part =  // whole groups (which keep float4 alignment)
       ((vocab + parts - 1) / parts + kGroupLogits - 1) / kGroupLogits * kGroupLogits;
@@ -759,22 +761,24 @@ __device__ void sample_one_pass(float* row_data, int vocab, const SamplingRow& p
   SampledRow result = {};
   result.token = best.id >= 0 && best.id < vocab ? best.id : 0;  // only NaN logits fail
   out = result;
+  if (token_out != nullptr) *token_out = result.token;
 }
 
 // Grid: (rows, parts). A whole-row row is sampled by its part 0 alone.
 __global__ void __launch_bounds__(kThreads)
     sample_rows_kernel(float* logits, int vocab, const SamplingRow* params,
-                       LogitAdjustment* adjustments, SampledRow* out, TopLogits* top,
-                       SplitWorkspace* workspace) {
+                       LogitAdjustment* adjustments, SampledRow* out, std::int32_t* tokens,
+                       TopLogits* top, SplitWorkspace* workspace) {
   __shared__ Shared sh;
   detail::wait_for_prior_grids();
   detail::allow_dependents();
   const SamplingRow p = params[blockIdx.x];
   float* row_data = logits + static_cast<std::int64_t>(blockIdx.x) * vocab;
+  std::int32_t* token_out = tokens != nullptr ? tokens + blockIdx.x : nullptr;
   if (one_pass(p, vocab)) {
-    sample_one_pass(row_data, vocab, p, adjustments, out[blockIdx.x], workspace, sh);
+    sample_one_pass(row_data, vocab, p, adjustments, out[blockIdx.x], token_out, workspace, sh);
   } else if (blockIdx.y == 0) {
-    sample_whole_row(row_data, vocab, p, adjustments, out[blockIdx.x], top, sh);
+    sample_whole_row(row_data, vocab, p, adjustments, out[blockIdx.x], token_out, top, sh);
   }
 }
 
@@ -800,8 +804,8 @@ int parts_per_row(std::int64_t rows, std::int64_t vocab, int sm_count) {
 
 cudaError_t launch_sample_rows(float* logits, std::int64_t rows, std::int64_t vocab,
                                const SamplingRow* params, LogitAdjustment* adjustments,
-                               SampledRow* out, TopLogits* top, void* workspace,
-                               cudaStream_t stream) {
+                               SampledRow* out, std::int32_t* tokens, TopLogits* top,
+                               void* workspace, cudaStream_t stream) {
   if (rows < 0 || rows > INT_MAX || vocab <= 0 || vocab > INT_MAX / 2)
     return cudaErrorInvalidValue;
   if (rows == 0) return cudaSuccess;
@@ -812,8 +816,8 @@ cudaError_t launch_sample_rows(float* logits, std::int64_t rows, std::int64_t vo
   const dim3 grid(static_cast<unsigned>(rows),
                   static_cast<unsigned>(parts_per_row(rows, vocab, sm_count)));
   return detail::launch_dependent(sample_rows_kernel, grid, kThreads, 0, stream, logits,
-                                  static_cast<int>(vocab), params, adjustments, out, top,
-                                  static_cast<SplitWorkspace*>(workspace));
+                                  static_cast<int>(vocab), params, adjustments, out, tokens,
+                                  top, static_cast<SplitWorkspace*>(workspace));
 }
 
 }  // namespace minivllm::cuda

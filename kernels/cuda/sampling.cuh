@@ -63,13 +63,14 @@ struct TopLogits {
 // then top_p (the smallest most-likely prefix, by probability then id, whose mass reaches
 // top_p), renormalised. The adjusted entries of `logits` are written during the kernel and
 // restored before it ends; `adjustments` must be device memory the kernel may write (`saved`).
-// out[rows]; top[] gets the k largest raw logits of each row with top_logprobs = k > 0 at its
-// top_slot. Adjustments naming a token outside [0, vocab) are skipped; NaN logits give an
+// out[rows]; tokens[rows], when not null, gets each row's token again as a plain array (what a
+// later step's embedding may read them from); top[] gets the k largest raw logits of each row
+// with top_logprobs = k > 0 at its top_slot. Adjustments naming a token outside [0, vocab) are skipped; NaN logits give an
 // unspecified token in [0, vocab). `workspace`: kSampleWorkspaceBytes (see there). The result
 // is the same however many blocks a row gets.
 cudaError_t launch_sample_rows(float* logits, std::int64_t rows, std::int64_t vocab,
                                const SamplingRow* params, LogitAdjustment* adjustments,
-                               SampledRow* out, TopLogits* top, void* workspace,
-                               cudaStream_t stream);
+                               SampledRow* out, std::int32_t* tokens, TopLogits* top,
+                               void* workspace, cudaStream_t stream);
 
 }  // namespace minivllm::cuda

@@ -106,6 +106,7 @@ CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs)
   blas_workspace_ = pool_->allocate(kBlasWorkspaceBytes);
   tile_gemm_workspace_ = pool_->allocate(cuda::kTileGemmWorkspaceBytes);
   MV_CUDA_CHECK(cudaMemset(tile_gemm_workspace_.get(), 0, cuda::kTileGemmWorkspaceBytes));
+  sampled_tokens_ = pool_->allocate(kMaxFedRows * sizeof(std::int32_t));
   MV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   try {
     MV_CUDA_CHECK(cublasCreate(&blas_));
@@ -171,15 +172,17 @@ const T* CudaOps::upload(const std::vector<T>& host, std::shared_ptr<void>& keep
   return static_cast<const T*>(keep.get());
 }
 
-void CudaOps::check_token_ids(const Batch& batch, std::int64_t vocab) const {
+void CudaOps::check_token_ids(const Batch& batch, std::int64_t vocab, bool fed) const {
+  const std::int64_t lowest = fed ? -sampled_rows_ : 0;
   for (const std::int32_t id : batch.token_ids)
-    REQUIRE(id >= 0 && id < vocab, "embedding",
+    REQUIRE(id >= lowest && id < vocab, "embedding",
             "token id " + std::to_string(id) + " outside the vocabulary of " +
-                std::to_string(vocab));
+                std::to_string(vocab) +
+                (fed ? " and the " + std::to_string(sampled_rows_) + " sampled rows" : ""));
 }
 
-void CudaOps::check_batch(const Batch& batch, const BatchBounds& bounds) const {
-  check_token_ids(batch, bounds.vocab);
+void CudaOps::check_batch(const Batch& batch, const BatchBounds& bounds, bool fed) const {
+  check_token_ids(batch, bounds.vocab, fed);
   const Tensor cache = shape_only(bounds.kv_cache);
   check_kv_slots("CudaOps", batch.num_tokens(), cache, cache, batch);
   check_paged_attention("CudaOps", shape_only({batch.num_tokens(), bounds.q_width}), cache, cache,
@@ -220,15 +223,16 @@ void CudaOps::to_host(const Tensor& t, void* dst) {
 Tensor CudaOps::embedding(const Tensor& table, const Batch& batch) {
   require_device(table, dtype_, 2, "embedding", "table");
   const std::int64_t vocab = table.dim(0);
-  check_token_ids(batch, vocab);
   const cuda::DeviceBatch* step = staged(batch);
+  check_token_ids(batch, vocab, step != nullptr && step_->fed);
   if (step != nullptr) step_->checked.vocab = vocab;
   Tensor out = empty({batch.num_tokens(), table.dim(1)}, dtype_);
   if (batch.token_ids.empty()) return out;
   std::shared_ptr<void> keep;
   const std::int32_t* ids = step != nullptr ? step->token_ids : upload(batch.token_ids, keep);
   MV_CUDA_CHECK(cuda::launch_embedding(dtype_, table.data(), vocab, table.dim(1), ids,
-                                       batch.num_tokens(), out.data(), stream_));
+                                       sampled_tokens(), batch.num_tokens(), out.data(),
+                                       stream_));
   return out;
 }
 
@@ -432,7 +436,7 @@ Tensor CudaOps::gather_rows(const Tensor& x, const std::vector<std::int32_t>& ro
     const bool step_rows = step_ != nullptr && &rows == &step_->batch->logits_rows;
     std::shared_ptr<void> keep;
     const std::int32_t* ids = step_rows ? step_->device.logits_rows : upload(rows, keep);
-    MV_CUDA_CHECK(cuda::launch_embedding(dtype_, x.data(), x.dim(0), x.dim(1), ids, n,
+    MV_CUDA_CHECK(cuda::launch_embedding(dtype_, x.data(), x.dim(0), x.dim(1), ids, nullptr, n,
                                          out.data(), stream_));
   }
   // f32 so that lm_head's GEMM writes f32 logits (see cuda_ops.hpp).

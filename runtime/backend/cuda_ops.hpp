@@ -78,6 +78,14 @@ class CudaOps final : public Ops {
                          const Batch& batch, float scale) override;
   Tensor gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) override;
 
+  // Fed steps: a decode step queued before the step ahead of it has brought its tokens to the
+  // host names them by row: token id -1 - r is the token the last sampler launch put in row r of
+  // sampled_tokens(), a fixed device array (graphs capture its address) that the embedding reads.
+  static constexpr std::int64_t kMaxFedRows = 16384;
+  std::int32_t* sampled_tokens() const { return static_cast<std::int32_t*>(sampled_tokens_.get()); }
+  // The sampler's launch filled rows [0, rows) of sampled_tokens(): a fed step may name those.
+  void set_sampled_rows(std::int64_t rows) { sampled_rows_ = rows; }
+
  private:
   friend class cuda::CudaStepRunner;
   friend class cuda::DecodeGraphs;
@@ -95,6 +103,7 @@ class CudaOps final : public Ops {
     cuda::DeviceBatch device;
     bool capturing = false;  // into a CUDA graph: nothing may be copied from the host
     BatchBounds checked;
+    bool fed = false;  // its token ids may name sampled_tokens()' rows
   };
   // Makes `step` the current step, and `allocator` where tensors come from, until destroyed.
   class StepScope {
@@ -115,9 +124,10 @@ class CudaOps final : public Ops {
   // `host` copied to the device (for an op outside a step); `keep` holds the copy.
   template <class T>
   const T* upload(const std::vector<T>& host, std::shared_ptr<void>& keep);
-  void check_token_ids(const Batch& batch, std::int64_t vocab) const;
+  // fed: ids -1 - r name rows of sampled_tokens() (a fed step's).
+  void check_token_ids(const Batch& batch, std::int64_t vocab, bool fed) const;
   // A replayed step's batch against what the captured step's ops checked.
-  void check_batch(const Batch& batch, const BatchBounds& bounds) const;
+  void check_batch(const Batch& batch, const BatchBounds& bounds, bool fed) const;
   Tensor convert(const Tensor& t, DType to);
   cuda::TileGemmWorkspace tile_workspace() const {
     return {tile_gemm_workspace_.get(), cuda::kTileGemmWorkspaceBytes};
@@ -133,6 +143,8 @@ class CudaOps final : public Ops {
   cublasHandle_t blas_ = nullptr;
   std::shared_ptr<void> blas_workspace_;  // fixed, so that captured GEMMs allocate nothing
   std::shared_ptr<void> tile_gemm_workspace_;  // the tile GEMM's splits', zeroed, fixed too
+  std::shared_ptr<void> sampled_tokens_;       // kMaxFedRows int32, fixed
+  std::int64_t sampled_rows_ = 0;
 };
 
 }  // namespace minivllm

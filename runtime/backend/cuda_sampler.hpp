@@ -1,8 +1,9 @@
 #pragma once
 // The GPU sampler: samples the logits a CudaOps model computed, on the ops' stream, without
-// bringing them to the host. Per call: the rows' settings and logit adjustments go up in one
-// copy from pinned memory, one kernel samples every row (kernels/cuda/sampling.cuh), and the
-// tokens with what logprobs need come back in one small copy. Log-probabilities are those of
+// bringing them to the host. Per sampling: the rows' settings and logit adjustments go up in one
+// copy from pinned memory, one kernel samples every row (kernels/cuda/sampling.cuh) and also
+// leaves the tokens in CudaOps::sampled_tokens() for a fed step, and the tokens with what
+// logprobs need come back in one small copy. Log-probabilities are those of
 // the raw logits, as the CPU sampler reports them: the chosen token's logit minus the row's
 // logsumexp, its rank, and the top k, all computed on the GPU.
 // Random rows draw one number from their rng per call, the seed of the row's draw: a row's token
@@ -26,8 +27,10 @@ class CudaSampler final : public DeviceSampler {
   CudaSampler& operator=(const CudaSampler&) = delete;
   ~CudaSampler();
 
-  std::vector<SampledToken> sample(const Tensor& logits,
-                                   std::span<const SamplerRow> rows) override;
+  void queue(const Tensor& logits, std::span<const SamplerRow> rows) override;
+  bool ready() override;
+  std::vector<SampledToken> collect() override;
+  bool feeds(std::size_t rows) const override { return rows <= CudaOps::kMaxFedRows; }
 
  private:
   // A pinned host buffer and a device buffer of the same size, grown as needed.
@@ -47,10 +50,22 @@ class CudaSampler final : public DeviceSampler {
     std::size_t capacity_ = 0;
   };
 
+  // One queued sampling: its own buffers, so that queueing the next one overwrites nothing the
+  // device or collect() still reads.
+  struct Slot {
+    SamplingInputs inputs;
+    Staging in;   // rows, then adjustments
+    Staging out;  // SampledRows, then TopLogits
+    std::vector<int> top_logprobs;  // per row: how many top logprobs, -1 for no logprobs
+    int vocab = 0;
+    cudaEvent_t copied = nullptr;  // the results are on the host
+  };
+
+  CudaOps& ops_;
   cudaStream_t stream_;
-  SamplingInputs inputs_;
-  Staging in_;   // rows, then adjustments
-  Staging out_;  // SampledRows, then TopLogits
+  Slot slots_[kMaxQueued];
+  int oldest_ = 0;  // the slot collect() reads next
+  int queued_ = 0;
   void* workspace_ = nullptr;  // the kernel's, cuda::kSampleWorkspaceBytes, zeroed once
 };
 

@@ -12,9 +12,9 @@ void CudaStepRunner::prepare_decode(std::int32_t max_seqs, std::int32_t max_bloc
   if (graphs_ != nullptr) graphs_->prepare(max_seqs, max_blocks_per_seq, forward_);
 }
 
-Tensor CudaStepRunner::run(const Batch& batch) {
+Tensor CudaStepRunner::run_step(const Batch& batch, bool fed) {
   if (graphs_ != nullptr && DecodeGraphs::bucket_of(batch) > 0)
-    return graphs_->run(batch, forward_);
+    return graphs_->run(batch, forward_, fed);
   const BatchLayout layout = BatchLayout::of(batch);
   if (inputs_bytes_ < layout.bytes) {
     // The previous buffer goes back to the pool in stream order, after the steps that read it.
@@ -22,7 +22,7 @@ Tensor CudaStepRunner::run(const Batch& batch) {
     inputs_bytes_ = size_class(layout.bytes);
   }
   uploader_.upload(batch, layout, inputs_.get());
-  CudaOps::Step step{&batch, DeviceBatch::at(inputs_.get(), layout), false, {}};
+  CudaOps::Step step{&batch, DeviceBatch::at(inputs_.get(), layout), false, {}, fed};
   const CudaOps::StepScope scope(ops_, step, *ops_.pool_);
   return forward_(batch);
 }

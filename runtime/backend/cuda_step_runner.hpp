@@ -17,12 +17,15 @@ class CudaStepRunner final : public StepRunner {
   // `ops` must outlive the runner.
   CudaStepRunner(CudaOps& ops, StepForward forward, bool cuda_graphs);
 
-  Tensor run(const Batch& batch) override;
+  Tensor run(const Batch& batch) override { return run_step(batch, false); }
+  Tensor run_fed(const Batch& batch) override { return run_step(batch, true); }
   void prepare_decode(std::int32_t max_seqs, std::int32_t max_blocks_per_seq) override;
 
   const DecodeGraphs* graphs() const { return graphs_.get(); }  // null without cuda_graphs
 
  private:
+  Tensor run_step(const Batch& batch, bool fed);
+
   CudaOps& ops_;
   StepForward forward_;
   BatchUploader uploader_;

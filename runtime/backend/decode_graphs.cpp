@@ -60,14 +60,14 @@ void DecodeGraphs::pad(const Batch& batch, std::int32_t seqs, std::int32_t width
 }
 
 const DecodeGraphs::Graph& DecodeGraphs::graph_for(std::int32_t seqs, std::int32_t width,
-                                                   const StepForward& forward) {
+                                                   const StepForward& forward, bool fed) {
   auto it = graphs_.lower_bound({seqs, 0});
   const bool bucket_seen = it != graphs_.end() && it->first.first == seqs;
   bool fresh = false;
   std::tie(it, fresh) = graphs_.try_emplace({seqs, width});
   if (fresh) {
     try {
-      it->second = capture(forward, !bucket_seen);  // its ops check the padded batch
+      it->second = capture(forward, !bucket_seen, fed);  // its ops check the padded batch
     } catch (...) {
       graphs_.erase(it);
       throw;
@@ -86,18 +86,19 @@ void DecodeGraphs::prepare(std::int32_t max_seqs, std::int32_t max_blocks_per_se
   for (std::int32_t seqs = 1; seqs <= last; seqs = seqs < 8 ? seqs * 2 : seqs + 8)
     for (std::int32_t width = 1; width <= widest; width *= 2) {
       pad(none, seqs, width, padded_);
-      graph_for(seqs, width, forward);
+      graph_for(seqs, width, forward, false);
     }
 }
 
-Tensor DecodeGraphs::run(const Batch& batch, const StepForward& forward) {
+Tensor DecodeGraphs::run(const Batch& batch, const StepForward& forward, bool fed) {
   const std::int32_t seqs = bucket_of(batch);
   const auto width = static_cast<std::int32_t>(
       std::bit_ceil(static_cast<std::uint32_t>(std::max(batch.max_blocks_per_seq, 1))));
   pad(batch, seqs, width, padded_);
   const auto known = graphs_.find({seqs, width});
-  if (known != graphs_.end()) ops_.check_batch(batch, known->second.checked);
-  const Graph& g = known != graphs_.end() ? known->second : graph_for(seqs, width, forward);
+  if (known != graphs_.end()) ops_.check_batch(batch, known->second.checked, fed);
+  const Graph& g =
+      known != graphs_.end() ? known->second : graph_for(seqs, width, forward, fed);
   uploader_.upload(padded_, g.layout, g.inputs.get());
   MV_CUDA_CHECK(cudaGraphLaunch(g.exec.get(), ops_.stream()));
   ++replays_;
@@ -106,12 +107,12 @@ Tensor DecodeGraphs::run(const Batch& batch, const StepForward& forward) {
           {batch.num_seqs(), g.vocab}, Device::cuda};
 }
 
-DecodeGraphs::Graph DecodeGraphs::capture(const StepForward& forward, bool warm_up) {
+DecodeGraphs::Graph DecodeGraphs::capture(const StepForward& forward, bool warm_up, bool fed) {
   Graph g;
   g.layout = BatchLayout::of(padded_);
   g.inputs = ops_.pool_->allocate(g.layout.bytes);
   uploader_.upload(padded_, g.layout, g.inputs.get());
-  CudaOps::Step step{&padded_, DeviceBatch::at(g.inputs.get(), g.layout), false, {}};
+  CudaOps::Step step{&padded_, DeviceBatch::at(g.inputs.get(), g.layout), false, {}, fed};
   if (warm_up) {
     // The same step run eagerly from the arena grows the arena to what the capture takes, loads
     // the kernels and lets cuBLAS choose its algorithms before anything is captured. It writes

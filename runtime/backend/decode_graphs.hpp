@@ -48,8 +48,8 @@ class DecodeGraphs {
   static void pad(const Batch& batch, std::int32_t seqs, std::int32_t width, Batch& padded);
 
   // The logits of `batch` (bucket_of(batch) > 0) by replaying its bucket's graph, captured from
-  // `forward` first if new. Valid until the next run.
-  Tensor run(const Batch& batch, const StepForward& forward);
+  // `forward` first if new. Valid until the next run. fed: a fed step (CudaOps::sampled_tokens).
+  Tensor run(const Batch& batch, const StepForward& forward, bool fed);
   // Captures the graphs of every bucket up to max_seqs' (at most kMaxBatch) at every width up to
   // max_blocks_per_seq's.
   void prepare(std::int32_t max_seqs, std::int32_t max_blocks_per_seq, const StepForward& forward);
@@ -72,10 +72,11 @@ class DecodeGraphs {
   };
 
   // The graph of padded_ (a bucket's worth of sequences at `width`), captured first if new.
-  const Graph& graph_for(std::int32_t seqs, std::int32_t width, const StepForward& forward);
+  const Graph& graph_for(std::int32_t seqs, std::int32_t width, const StepForward& forward,
+                         bool fed);
   // Captures forward(padded_), after a warm-up run of it if `warm_up` (the bucket's first graph:
   // later widths share its shapes but the attention's).
-  Graph capture(const StepForward& forward, bool warm_up);
+  Graph capture(const StepForward& forward, bool warm_up, bool fed);
 
   CudaOps& ops_;
   BatchUploader& uploader_;

@@ -1,11 +1,13 @@
 #include "engine/backend_model_runner.hpp"
 
+#include <string>
+
 #include <minivllm/error.hpp>
 
 namespace minivllm {
 
-Tensor BackendModelRunner::forward(const Batch& batch) {
-  Tensor logits = steps_->run(batch);
+Tensor BackendModelRunner::forward(const Batch& batch, bool fed) {
+  Tensor logits = fed ? steps_->run_fed(batch) : steps_->run(batch);
   const auto rows = static_cast<std::int64_t>(batch.logits_rows.size());
   if (logits.dtype() != DType::f32 || logits.rank() != 2 || logits.dim(0) != rows ||
       logits.dim(1) != vocab_size_)
@@ -26,6 +28,15 @@ std::vector<SampledToken> BackendModelRunner::execute_and_sample(
   if (!sampler_ || rows.size() != batch.logits_rows.size())
     return ModelRunner::execute_and_sample(batch, rows);  // (which rejects a size mismatch)
   return sampler_->sample(forward(batch), rows);
+}
+
+void BackendModelRunner::queue_step(const Batch& batch, std::span<const SamplerRow> rows,
+                                    bool fed) {
+  if (!can_queue(rows.size()) || rows.size() != batch.logits_rows.size())
+    throw Error("queue_step: " + std::to_string(rows.size()) + " rows to sample for " +
+                std::to_string(batch.logits_rows.size()) + " logits rows" +
+                (sampler_ ? "" : ", and no device sampler"));
+  sampler_->queue(forward(batch, fed), rows);
 }
 
 }  // namespace minivllm

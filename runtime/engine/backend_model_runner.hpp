@@ -33,13 +33,19 @@ class BackendModelRunner final : public ModelRunner {
   std::span<const float> execute(const Batch& batch) override;
   std::vector<SampledToken> execute_and_sample(const Batch& batch,
                                                std::span<const SamplerRow> rows) override;
+  // With a device sampler that leaves the tokens on the device (DeviceSampler::feeds).
+  bool can_queue(std::size_t rows) const override { return sampler_ && sampler_->feeds(rows); }
+  void queue_step(const Batch& batch, std::span<const SamplerRow> rows, bool fed) override;
+  bool step_ready() override { return sampler_->ready(); }
+  std::vector<SampledToken> collect_step() override { return sampler_->collect(); }
   // StepRunner::prepare_decode of the backend's step runner.
   void prepare_decode(std::int32_t max_seqs, std::int32_t max_blocks_per_seq) {
     steps_->prepare_decode(max_seqs, max_blocks_per_seq);
   }
 
  private:
-  Tensor forward(const Batch& batch);  // the step's logits, checked, on the backend
+  // The step's logits, checked, on the backend; fed: StepRunner::run_fed.
+  Tensor forward(const Batch& batch, bool fed = false);
 
   Model& model_;
   Ops& ops_;

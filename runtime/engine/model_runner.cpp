@@ -19,4 +19,14 @@ std::vector<SampledToken> ModelRunner::execute_and_sample(const Batch& batch,
   return sample_batch(with_logits);
 }
 
+void ModelRunner::queue_step(const Batch&, std::span<const SamplerRow>, bool) {
+  throw Error("this model runner cannot queue steps");
+}
+
+bool ModelRunner::step_ready() { throw Error("this model runner cannot queue steps"); }
+
+std::vector<SampledToken> ModelRunner::collect_step() {
+  throw Error("this model runner cannot queue steps");
+}
+
 }  // namespace minivllm

@@ -1,9 +1,12 @@
-// The actors' scheduler plans a decode step while the one before it still runs at the worker.
-// Seeded sampling through them must give exactly the engine core's outputs (one step at a time):
+// The actors' scheduler plans a decode step while the one before it still runs at the worker,
+// and the worker queues it on a runner that can queue steps, fed by the one ahead of it. Seeded
+// sampling through them must give exactly the engine core's outputs (one step at a time):
 // requests that finish at different steps while others decode, penalties and min_tokens that
 // read the sampled tokens, EOS and stop ids, n > 1, logprobs, and a cache small enough to
 // preempt. The fake model of the engine tests.
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +15,7 @@
 #include <minivllm/llm.hpp>
 
 #include "engine/llm_engine.hpp"
+#include "actors/queueing_fake_runner.hpp"
 #include "runtime/engine/fake_model_runner.hpp"
 
 namespace minivllm {
@@ -67,12 +71,18 @@ std::vector<RequestOutput> engine_core_outputs(const std::vector<GenerateRequest
   return outputs;
 }
 
-EngineStats expect_actors_equal_engine_core(int num_blocks) {
+// queueing: the worker's runner queues steps (QueueingFakeRunner; its fed steps are counted in
+// fed_steps).
+EngineStats expect_actors_equal_engine_core(int num_blocks, bool queueing = false,
+                                            std::shared_ptr<std::atomic<int>> fed_steps = {}) {
   const std::vector<GenerateRequest> requests = mixed_requests();
   const std::vector<RequestOutput> expected = engine_core_outputs(requests);
   RuntimeSpec spec;
   spec.engine = engine_config(num_blocks);
-  spec.make_runner = [num_blocks] {
+  spec.make_runner = [num_blocks, queueing, fed_steps]() -> std::unique_ptr<ModelRunner> {
+    if (queueing)
+      return std::make_unique<testing::QueueingFakeRunner>(kVocab, num_blocks, kBlockSize,
+                                                           fed_steps);
     return std::make_unique<testing::FakeModelRunner>(kVocab, num_blocks, kBlockSize);
   };
   LLM llm(std::move(spec));
@@ -130,6 +140,18 @@ TEST(ActorLookAhead, SeededSamplingEqualsTheEngineCore) { expect_actors_equal_en
 TEST(ActorLookAhead, SeededSamplingEqualsTheEngineCoreUnderPreemption) {
   // 40 blocks hold 160 tokens: far less than the requests' peak, so running ones are preempted.
   EXPECT_GT(expect_actors_equal_engine_core(40).num_preemptions, 0u);
+}
+
+TEST(ActorLookAhead, QueuedStepsFedOnTheDeviceEqualTheEngineCore) {
+  auto fed_steps = std::make_shared<std::atomic<int>>(0);
+  expect_actors_equal_engine_core(4096, true, fed_steps);
+  EXPECT_GT(fed_steps->load(), 0);
+}
+
+TEST(ActorLookAhead, QueuedStepsFedOnTheDeviceEqualTheEngineCoreUnderPreemption) {
+  auto fed_steps = std::make_shared<std::atomic<int>>(0);
+  EXPECT_GT(expect_actors_equal_engine_core(40, true, fed_steps).num_preemptions, 0u);
+  EXPECT_GT(fed_steps->load(), 0);
 }
 
 }  // namespace

@@ -17,14 +17,18 @@ using test::DeviceBuffer;
 class EmbeddingKernel : public test::CudaKernelTest {
  protected:
   // Gathers `ids` from a random [vocab, dim] table on the GPU; returns the output as f32.
+  // With `fed`, ids -1 - r stand for fed[r] (uploaded as the launcher's device array).
   std::vector<float> gather(DType dtype, const std::vector<float>& table, std::int64_t vocab,
-                            std::int64_t dim, const std::vector<std::int32_t>& ids) {
+                            std::int64_t dim, const std::vector<std::int32_t>& ids,
+                            const std::vector<std::int32_t>& fed = {}) {
     const auto n = static_cast<std::int64_t>(ids.size());
     DeviceBuffer d_table = test::upload(table, dtype);
     DeviceBuffer d_ids = test::upload_raw(ids);
+    DeviceBuffer d_fed = test::upload_raw(fed.empty() ? std::vector<std::int32_t>{0} : fed);
     DeviceBuffer d_out(static_cast<std::size_t>(n * dim) * dtype_size(dtype));
     test::poison(d_out);
-    EXPECT_EQ(cuda::launch_embedding(dtype, d_table.get(), vocab, dim, d_ids.as<std::int32_t>(), n,
+    EXPECT_EQ(cuda::launch_embedding(dtype, d_table.get(), vocab, dim, d_ids.as<std::int32_t>(),
+                                     fed.empty() ? nullptr : d_fed.as<std::int32_t>(), n,
                                      d_out.get(), nullptr),
               cudaSuccess);
     EXPECT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
@@ -69,6 +73,27 @@ TEST_F(EmbeddingKernel, IdOutsideVocabularyGivesNanRow) {
         EXPECT_TRUE(std::isnan(got[2 * dim + d]));
         EXPECT_EQ(got[3 * dim + d], table[7 * dim + d]);
       }
+    }
+  }
+}
+
+TEST_F(EmbeddingKernel, NegativeIdsTakeFedTokens) {
+  const std::int64_t vocab = 60;
+  for (const std::int64_t dim : {64, 31}) {
+    for (DType dtype : test::kElementTypes) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " dim " + std::to_string(dim));
+      const auto table = random_values(static_cast<std::size_t>(vocab * dim), -1, 1, dtype);
+      std::vector<std::int32_t> fed(9);
+      for (auto& id : fed) id = static_cast<std::int32_t>(random_int(0, vocab - 1));
+      // Fed rows in any order, mixed with plain ids.
+      const std::vector<std::int32_t> ids = {-1 - 4, 11, -1 - 0, -1 - 8, 2, -1 - 4};
+      std::vector<std::int32_t> resolved;
+      for (std::int32_t id : ids) resolved.push_back(id < 0 ? fed[-1 - id] : id);
+      const auto got = gather(dtype, table, vocab, dim, ids, fed);
+      std::vector<float> want(got.size());
+      cpu::embedding(table.data(), DType::f32, vocab, dim, resolved.data(),
+                     static_cast<std::int64_t>(resolved.size()), want.data());
+      test::expect_close(got, want, 0.0f, "fed embedding");
     }
   }
 }

@@ -32,7 +32,8 @@ struct InFlight {
   // Scheduler::schedule alone).
   bool decodes_all_running = false;
   // Its live sequences' last tokens are placeholders for the ones it samples (the look-ahead
-  // step after it decodes them; the worker fills them in).
+  // step after it decodes them; the worker fills them in). Set before they are all appended
+  // when they go in with the tokens of the step before it (on_step_done).
   bool placeholders = false;
 };
 
@@ -59,6 +60,8 @@ struct SchedulerState {
   std::deque<InFlight> in_flight;
   std::vector<Batch> spare_batches;  // come back with the steps' results, refilled by the next
   std::vector<StepPlan> spare_plans;  // of returned steps, refilled by the next schedule
+  // Sequences whose next placeholder stores their newest tokens: appended after the rows (reused).
+  std::vector<Sequence*> storing;
   StepTimes step_times;
   SchedulerTurn turn;  // the phases of the turn on a step result, while it runs
 };
@@ -129,6 +132,15 @@ void fail_all(pointer self, const std::string& error) {
 
 void advance(pointer self);
 
+// Whether the running step `running` decodes every running sequence, none waits, and the free
+// blocks cover a new one for each next decode, so that the step after it can be planned now,
+// with no count of the blocks those decodes take (can_look_ahead has the count).
+bool look_ahead_fits(const SchedulerState& st, const InFlight& running) {
+  return running.decodes_all_running && st.scheduler->num_waiting() == 0 &&
+         st.scheduler->num_running() <=
+             static_cast<std::size_t>(st.scheduler->block_manager().num_free_blocks());
+}
+
 // Puts a step's sampled token into seq: in place of the look-ahead placeholder when there is one.
 void take_token(Sequence& seq, std::int32_t token, bool placeholder) {
   if (placeholder) seq.set_last_token(token);
@@ -178,28 +190,47 @@ void on_step_done(pointer self, StepResult& result) {
   const InFlight& done = st.in_flight.front();
   const StepPlan& plan = done.plan;
   // The scheduler's thread slept through the step: its sequences are cold. Ask for all of them
-  // at once before the passes below touch them one by one.
+  // at once before the passes below touch them one by one. Their block ids (prepare_batch's)
+  // are asked for row by row below: asked for here too, they held up the lines the rows read.
   for (const ScheduledSequence& s : plan.seqs) s.seq->prefetch_state();
   StepOutputs out;
   out.tokens.reserve(result.tokens.size());
   Scheduler& scheduler = *st.scheduler;
   const int max_model_len = scheduler.config().max_model_len;
+  // When the step after the running one will be planned ahead (advance()), the running step's
+  // placeholders go in with this step's tokens, while each sequence's line is at hand, instead
+  // of in a pass of their own over the running step. Known before the rows: the rows and pending
+  // aborts only take sequences out of the running set and give their blocks back. The running
+  // step is this one's look-ahead (in_flight[1]), so its live sequences are this step's.
+  const bool placeholders_now =
+      st.in_flight.size() == 2 && look_ahead_fits(st, st.in_flight[1]);
+  if (placeholders_now) st.in_flight[1].placeholders = true;
   // One pass over the step's sequences. Dropping one (finished) frees its blocks but changes no
   // other sequence's blocks or hashes, so each can be finished before the next is looked at.
   std::size_t row = 0;
   for (const ScheduledSequence& s : plan.seqs) {
     Sequence& seq = *s.seq;
+    seq.prefetch_block_ids();  // for prepare_batch, a few microseconds from now
     if (seq.finished()) {  // dropped since it was planned: its token is discarded
       if (s.sample) ++row;
       continue;
     }
     // The token first: its look-ahead placeholder may sit in a block that finish_step hashes.
     if (s.sample) take_token(seq, result.tokens.at(row), done.placeholders);
-    // advance() appends the next placeholder, a few microseconds from now.
-    if (seq.stores_on_next_append()) seq.prefetch_store();
+    // Its next placeholder stores its newest tokens (to lines elsewhere): appended after the
+    // rows (or by advance()), once they are loaded.
+    const bool stores = seq.stores_on_next_append();
+    if (stores) seq.prefetch_store();
     scheduler.finish_step(seq);
     if (s.sample) report_token(st, seq, result, row++, max_model_len, out);
+    if (placeholders_now && !seq.finished()) {
+      if (stores) st.storing.push_back(&seq);
+      else seq.append_token(kPlaceholderToken);
+    }
   }
+  for (Sequence* seq : st.storing)
+    if (!seq->finished()) seq->append_token(kPlaceholderToken);
+  st.storing.clear();
   const std::size_t timed_as =
       st.step_times.record(done.decodes_only, static_cast<std::int32_t>(plan.seqs.size()),
                            plan.num_batched_tokens, result.run_seconds, result.gap_seconds);
@@ -265,8 +296,8 @@ bool can_look_ahead(const SchedulerState& st) {
   const std::size_t live = st.scheduler->num_running();  // all in the running step
   if (!running.decodes_all_running || live == 0) return false;
   // A decode needs at most one new block: with one free per sequence, nothing to count.
+  if (look_ahead_fits(st, running)) return true;
   const BlockManager& blocks = st.scheduler->block_manager();
-  if (live <= static_cast<std::size_t>(blocks.num_free_blocks())) return true;
   int new_blocks = 0;
   for (const ScheduledSequence& s : running.plan.seqs) {
     const Sequence& seq = *s.seq;
@@ -306,12 +337,14 @@ void advance(pointer self) {
     send_step(self, std::move(plan), false);
   }
   if (!can_look_ahead(st)) return;
-  const auto started = Clock::now();
   InFlight& running = st.in_flight.front();
-  for (const ScheduledSequence& s : running.plan.seqs)
-    if (!s.seq->finished()) s.seq->append_token(kPlaceholderToken);
-  running.placeholders = true;
-  st.turn.plan_seconds += seconds_since(started);
+  if (!running.placeholders) {  // not put in with the last step's tokens
+    const auto started = Clock::now();
+    for (const ScheduledSequence& s : running.plan.seqs)
+      if (!s.seq->finished()) s.seq->append_token(kPlaceholderToken);
+    running.placeholders = true;
+    st.turn.plan_seconds += seconds_since(started);
+  }
   StepPlan plan = next_plan(st);
   if (!plan.empty()) send_step(self, std::move(plan), true);
 }

@@ -88,10 +88,12 @@ class CacheEvictor {
   std::thread thread_;  // last: starts once the rest is built
 };
 
-// Logits are zeros: the step costs only what the runtime around the model costs. With a device
-// time it busy-waits that long per step first, as a worker waiting on a GPU does (the scheduler's
-// turn then starts on a core that sat idle through the step, as on the GPU machine), while the
-// evictor, if any, streams its buffer.
+// Logits are zeros: the step costs only what the runtime around the model costs. It reads the
+// whole batch, as a device runner copies it to the device (the batch's lines are then in the
+// worker's core when the scheduler refills them, as in a GPU run). With a device time it then
+// busy-waits that long, as a worker waiting on a GPU does (the scheduler's turn then starts on a
+// core that sat idle through the step, as on the GPU machine), while the evictor, if any, streams
+// its buffer.
 class NullModelRunner final : public ModelRunner {
  public:
   NullModelRunner(std::chrono::microseconds device_time, std::size_t evict_bytes)
@@ -99,6 +101,9 @@ class NullModelRunner final : public ModelRunner {
         evictor_(evict_bytes > 0 ? std::make_unique<CacheEvictor>(evict_bytes) : nullptr) {}
   int vocab_size() const override { return kVocab; }
   std::span<const float> execute(const Batch& batch) override {
+    read_ += sum(batch.token_ids) + sum(batch.positions) + sum(batch.slot_mapping) +
+             sum(batch.query_start) + sum(batch.context_lens) + sum(batch.block_tables) +
+             sum(batch.logits_rows);
     const auto until = Clock::now() + device_time_;
     if (evictor_ && device_time_.count() > 0) evictor_->wake(until);
     while (Clock::now() < until) {
@@ -108,6 +113,14 @@ class NullModelRunner final : public ModelRunner {
   }
 
  private:
+  template <class T>
+  static std::int64_t sum(const std::vector<T>& v) {
+    std::int64_t s = 0;
+    for (T x : v) s += x;
+    return s;
+  }
+
+  std::int64_t read_ = 0;  // what the reads add up to, kept so that they are not left out
   std::chrono::microseconds device_time_;
   std::unique_ptr<CacheEvictor> evictor_;
   std::vector<float> logits_;
@@ -142,7 +155,9 @@ struct Settings {
 Run run(const Settings& set, int max_tokens, bool measure_idle = false) {
   RuntimeSpec spec;
   const int max_len = kPromptLen + max_tokens;
-  const int blocks = set.num_seqs * ((max_len + set.block_size - 1) / set.block_size);
+  // Twice what the sequences hold at their longest: a GPU run's cache has room to spare (the
+  // scheduler's look-ahead then needs no count of the blocks the next decodes take).
+  const int blocks = 2 * set.num_seqs * ((max_len + set.block_size - 1) / set.block_size);
   spec.engine.scheduler = {set.num_seqs, 8192, max_len, true};
   spec.engine.cache = {set.block_size, blocks, true};
   spec.make_runner = [t = set.device_time, e = set.evict_bytes] {

@@ -14,8 +14,9 @@ void SchedulerConfig::validate() const {
           "max_num_seqs must be at least 1, got " + std::to_string(max_num_seqs));
   require(max_model_len >= 1,
           "max_model_len must be at least 1, got " + std::to_string(max_model_len));
-  require(max_num_batched_tokens >= 1, "max_num_batched_tokens must be at least 1, got " +
-                                           std::to_string(max_num_batched_tokens));
+  require(max_num_batched_tokens >= 1 && max_num_batched_tokens <= kMaxStepTokens,
+          "max_num_batched_tokens must be in [1, " + std::to_string(kMaxStepTokens) + "], got " +
+              std::to_string(max_num_batched_tokens));
   // Without chunking a whole prompt (or a preempted sequence's recompute) is one step's batch.
   require(enable_chunked_prefill || max_num_batched_tokens >= max_model_len,
           "max_num_batched_tokens (" + std::to_string(max_num_batched_tokens) +

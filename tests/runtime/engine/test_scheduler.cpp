@@ -56,6 +56,13 @@ SchedulerConfig config(int max_num_seqs, int budget, int max_model_len, bool chu
 
 using testing::error_message;
 
+TEST(Scheduler, ConfigBudgetFitsAPlannedSequence) {
+  // One sequence's new tokens are 29 bits of its ScheduledSequence.
+  EXPECT_NO_THROW(config(4, kMaxStepTokens, 128, true).validate());
+  const std::string msg = error_message([] { config(4, kMaxStepTokens + 1, 128, true).validate(); });
+  EXPECT_NE(msg.find("max_num_batched_tokens must be in [1, 536870911]"), std::string::npos) << msg;
+}
+
 TEST(Scheduler, ConfigWithoutChunkingNeedsBudgetForAWholeSequence) {
   const std::string msg = error_message([] { config(4, 64, 128, false).validate(); });
   EXPECT_NE(msg.find("max_num_batched_tokens"), std::string::npos) << msg;

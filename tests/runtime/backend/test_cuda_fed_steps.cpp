@@ -19,8 +19,7 @@
 #include "backend/cuda_step_runner.hpp"
 #include "model/batch_builder.hpp"
 #include "model/kv_cache_alloc.hpp"
-#include "model/load_model.hpp"
-#include "model_test_support.hpp"
+#include "tiny_model_on_cuda.hpp"
 
 namespace minivllm {
 namespace {
@@ -30,14 +29,11 @@ constexpr std::int32_t kSeqs = 13;  // a padded graph bucket (16)
 constexpr int kDecodeSteps = 24;
 constexpr std::int32_t kBlocksPerSeq = 8;
 
-class CudaFedStepsTest : public ::testing::TestWithParam<DType> {
+class CudaFedStepsTest : public testing::TinyModelOnCuda {
  protected:
   void SetUp() override {
-    if (!CudaOps::device_available()) GTEST_SKIP() << "no CUDA device visible to this process";
-    ops_ = std::make_unique<CudaOps>(GetParam());
-    const auto dir = testing::make_tiny_checkpoint(dir_.path(), "tiny-qwen3", "qwen3");
-    registry_ = std::make_unique<PluginRegistry>(PluginRegistry::load({testing::plugin_dir()}));
-    loaded_ = load_model(*registry_, dir, *ops_);
+    TinyModelOnCuda::SetUp();
+    if (IsSkipped()) return;
     std::mt19937 rng(11);
     std::uniform_int_distribution<std::int32_t> token(
         0, static_cast<std::int32_t>(loaded_.config.vocab_size - 1));
@@ -93,10 +89,6 @@ class CudaFedStepsTest : public ::testing::TestWithParam<DType> {
     return outputs;
   }
 
-  testing::TempDir dir_{"cuda_fed_steps"};
-  std::unique_ptr<CudaOps> ops_;  // declared before the model, which uses it: destroyed after
-  std::unique_ptr<PluginRegistry> registry_;
-  LoadedModel loaded_;
   std::vector<std::vector<std::int32_t>> prompts_;
 };
 

@@ -32,6 +32,7 @@
 #include "model/kv_cache_alloc.hpp"
 #include "model/load_model.hpp"
 #include "model_test_support.hpp"
+#include "tiny_model_on_cuda.hpp"
 
 namespace minivllm {
 namespace {
@@ -96,16 +97,8 @@ std::vector<Batch> script_batches(std::int64_t vocab) {
   return batches;
 }
 
-class CudaStepRunnerTest : public ::testing::TestWithParam<DType> {
+class CudaStepRunnerTest : public testing::TinyModelOnCuda {
  protected:
-  void SetUp() override {
-    if (!CudaOps::device_available()) GTEST_SKIP() << "no CUDA device visible to this process";
-    ops_ = std::make_unique<CudaOps>(GetParam());
-    const auto dir = testing::make_tiny_checkpoint(dir_.path(), "tiny-qwen3", "qwen3");
-    registry_ = std::make_unique<PluginRegistry>(PluginRegistry::load({testing::plugin_dir()}));
-    loaded_ = load_model(*registry_, dir, *ops_);
-  }
-
   // A KV cache of its own and a forward over it.
   struct Mode {
     KvCacheView kv;
@@ -128,11 +121,6 @@ class CudaStepRunnerTest : public ::testing::TestWithParam<DType> {
     ops_->to_host(t, out.data());
     return out;
   }
-
-  testing::TempDir dir_{"cuda_step_runner"};
-  std::unique_ptr<CudaOps> ops_;  // declared before the model, which uses it: destroyed after
-  std::unique_ptr<PluginRegistry> registry_;
-  LoadedModel loaded_;
 };
 
 // Index of the first differing float (bit patterns), or -1.

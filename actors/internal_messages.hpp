@@ -9,6 +9,8 @@
 
 #include <minivllm/actors/messages.hpp>
 
+#include "engine/decode_continuation.hpp"
+
 namespace minivllm {
 
 // engine -> scheduler: a validated request to schedule. The engine numbers its completions'
@@ -65,6 +67,11 @@ struct StepWork {
   // Planned before the previous step's tokens were back: every row is a decode whose input token
   // (a placeholder in the batch) is the one the worker sampled for it in that step.
   bool look_ahead = false;
+  // Not 0: a look-ahead step told as a change of step `continues_step`, the one before it
+  // (decode_continuation.hpp); `batch` (empty) and `sample_seq_ids` are for the worker to fill
+  // from that step's.
+  std::uint64_t continues_step = 0;
+  DecodeContinuation continuation;
 };
 
 // worker -> scheduler: the sampled token per logits row.
@@ -120,9 +127,15 @@ typename Inspector::result_type inspect(Inspector& f, WorkerSeq& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DecodeContinuation& x) {
+  return f(caf::meta::type_name("minivllm::DecodeContinuation"), x.removed_rows, x.grown_rows,
+           x.grown_blocks, x.block_size);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepWork& x) {
   return f(caf::meta::type_name("minivllm::StepWork"), x.step, x.batch, x.new_seqs,
-           x.sample_seq_ids, x.released_seq_ids, x.look_ahead);
+           x.sample_seq_ids, x.released_seq_ids, x.look_ahead, x.continues_step, x.continuation);
 }
 
 template <class Inspector>

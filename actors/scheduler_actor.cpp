@@ -11,6 +11,7 @@
 
 #include <minivllm/actors/runtime.hpp>
 #include "actors/runtime_error.hpp"
+#include "engine/decode_continuation.hpp"
 #include "engine/prepare_batch.hpp"
 
 namespace minivllm {
@@ -256,23 +257,33 @@ void send_step(pointer self, StepPlan plan, bool look_ahead) {
     work.batch = std::move(st.spare_batches.back());
     st.spare_batches.pop_back();
   }
-  prepare_batch(plan, st.scheduler->block_manager().block_size(), work.batch);
-  work.sample_seq_ids.reserve(plan.seqs.size());
+  const int block_size = st.scheduler->block_manager().block_size();
+  // A look-ahead step continues the running one (decode_continuation.hpp): the worker builds
+  // its batch and sample ids from that step's, and this turn skips them. It decodes only.
+  // (A look-ahead step's running step is the one sent last.)
+  if (look_ahead &&
+      describe_continuation(st.in_flight.back().plan, plan, block_size, work.continuation))
+    work.continues_step = work.step - 1;
   bool decodes_only = true;
-  for (const ScheduledSequence& s : plan.seqs) {
-    decodes_only = decodes_only && s.sample && s.num_new_tokens == 1;
-    // A look-ahead step has only sequences of the step before it, and a sequence with output
-    // tokens was sampled by the worker: only the others may be new to it (no lookup per decode).
-    if (!look_ahead && s.seq->num_output_tokens() == 0) {
-      Entry& e = st.seqs.at(s.seq->id());
-      if (!e.on_worker) {
-        const auto prompt = s.seq->prompt_ids();
-        work.new_seqs.push_back(
-            {s.seq->id(), s.seq->params(), {prompt.begin(), prompt.end()}, e.seed});
-        e.on_worker = true;
+  if (work.continues_step == 0) {
+    prepare_batch(plan, block_size, work.batch);
+    work.sample_seq_ids.reserve(plan.seqs.size());
+    for (const ScheduledSequence& s : plan.seqs) {
+      decodes_only = decodes_only && s.sample && s.num_new_tokens == 1;
+      // A look-ahead step has only sequences of the step before it, and a sequence with output
+      // tokens was sampled by the worker: only the others may be new to it (no lookup per
+      // decode).
+      if (!look_ahead && s.seq->num_output_tokens() == 0) {
+        Entry& e = st.seqs.at(s.seq->id());
+        if (!e.on_worker) {
+          const auto prompt = s.seq->prompt_ids();
+          work.new_seqs.push_back(
+              {s.seq->id(), s.seq->params(), {prompt.begin(), prompt.end()}, e.seed});
+          e.on_worker = true;
+        }
       }
+      if (s.sample) work.sample_seq_ids.push_back(s.seq->id());
     }
-    if (s.sample) work.sample_seq_ids.push_back(s.seq->id());
   }
   work.released_seq_ids.swap(st.released);
   const bool decodes_all_running = decodes_only && plan.seqs.size() == st.scheduler->num_running();

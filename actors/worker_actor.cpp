@@ -6,13 +6,17 @@
 #include <future>
 #include <optional>
 #include <random>
+#include <string>
 #include <unordered_map>
 
 #include <caf/all.hpp>
 
+#include <minivllm/error.hpp>
+
 #include "actors/job_thread.hpp"
 #include "actors/runtime_error.hpp"
 #include "engine/cpu_sampler.hpp"
+#include "engine/decode_continuation.hpp"
 
 namespace minivllm {
 namespace {
@@ -60,6 +64,11 @@ struct WorkerState {
   // A step's rows, in row order: kept so that no step allocates them anew.
   std::vector<SampledSeq*> spare_seqs;
   std::vector<SamplerRow> rows;
+  // The last one-token decode step's batch and sample ids, which the next step may continue
+  // (StepWork::continues_step), and its number.
+  Batch last_batch;
+  std::vector<std::uint64_t> last_seq_ids;
+  std::uint64_t last_step = 0;
 };
 
 // The worker's full interface: the scheduler's plus its runner thread's answers.
@@ -155,9 +164,34 @@ void answer_queued(WorkerState& st) {
   }
 }
 
+// A continued step's batch and sample ids, from the step it continues; and a one-token decode
+// step's kept for the step after it.
+void fill_continued(WorkerState& st, StepWork& work) {
+  if (work.continues_step != 0) {
+    if (work.continues_step != st.last_step)
+      throw Error("step " + std::to_string(work.step) + " continues step " +
+                  std::to_string(work.continues_step) + ", but the last decode step was " +
+                  std::to_string(st.last_step));
+    continue_batch(st.last_batch, work.continuation, work.batch);
+    work.sample_seq_ids.clear();
+    const std::vector<std::int32_t>& removed = work.continuation.removed_rows;
+    for (std::size_t r = 0, k = 0; r < st.last_seq_ids.size(); ++r) {
+      if (k < removed.size() && removed[k] == static_cast<std::int32_t>(r)) ++k;
+      else work.sample_seq_ids.push_back(st.last_seq_ids[r]);
+    }
+  }
+  const Batch& b = work.batch;
+  if (b.num_seqs() == b.num_tokens() && b.logits_rows.size() == b.token_ids.size()) {
+    st.last_batch = b;
+    st.last_seq_ids = work.sample_seq_ids;
+    st.last_step = work.step;
+  }
+}
+
 // Runs one step: queued on the device when the runner can (answered by the next step or once
 // done: poll_queued), else there and then.
 void run_step(WorkerState& st, StepWork& work) {
+  fill_continued(st, work);
   const bool fed = can_feed(st, work);
   // A step not fed by the queued one needs its tokens first (they are its rows' inputs).
   if (st.queued && !fed) answer_queued(st);

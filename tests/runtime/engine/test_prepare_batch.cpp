@@ -12,6 +12,7 @@
 
 #include "engine/block_manager.hpp"
 #include "engine/prepare_batch.hpp"
+#include "expect_batch_equal.hpp"
 #include "model/batch_builder.hpp"
 
 namespace minivllm {
@@ -63,17 +64,6 @@ Batch reference_batch(const StepPlan& plan, int block_size) {
   return builder.build();
 }
 
-void expect_equal(const Batch& got, const Batch& want) {
-  EXPECT_EQ(got.token_ids, want.token_ids);
-  EXPECT_EQ(got.positions, want.positions);
-  EXPECT_EQ(got.slot_mapping, want.slot_mapping);
-  EXPECT_EQ(got.query_start, want.query_start);
-  EXPECT_EQ(got.context_lens, want.context_lens);
-  EXPECT_EQ(got.max_blocks_per_seq, want.max_blocks_per_seq);
-  EXPECT_EQ(got.block_tables, want.block_tables);
-  EXPECT_EQ(got.logits_rows, want.logits_rows);
-}
-
 // Block sizes that are powers of two (a shift and a mask per token) and one that is not.
 TEST(PrepareBatch, RefillsEqualFreshBatchesFromTheReference) {
   std::mt19937 rng(5);
@@ -85,7 +75,7 @@ TEST(PrepareBatch, RefillsEqualFreshBatchesFromTheReference) {
       const Step step =
           random_step(rng, num_seqs, static_cast<std::int32_t>(rng() % 50), block_size);
       prepare_batch(step.plan, block_size, batch);
-      expect_equal(batch, reference_batch(step.plan, block_size));
+      testing::expect_batch_equal(batch, reference_batch(step.plan, block_size));
     }
   }
 }

@@ -31,6 +31,7 @@ class CudaSampler final : public DeviceSampler {
   bool ready() override;
   std::vector<SampledToken> collect() override;
   bool feeds(std::size_t rows) const override { return rows <= CudaOps::kMaxFedRows; }
+  int queued() const override { return queued_; }
 
  private:
   // A pinned host buffer and a device buffer of the same size, grown as needed.

@@ -8,8 +8,10 @@
 // fed step: its token ids name the sampled rows, which stay on the device; CudaOps::run_fed).
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
+#include <minivllm/error.hpp>
 #include <minivllm/tensor.hpp>
 
 #include "engine/cpu_sampler.hpp"
@@ -33,9 +35,14 @@ class DeviceSampler {
   virtual std::vector<SampledToken> collect() = 0;
   // Whether a sampling of `rows` rows leaves its tokens on the device for a fed step.
   virtual bool feeds(std::size_t rows) const = 0;
+  // Samplings queued and not collected yet.
+  virtual int queued() const = 0;
 
-  // queue() then collect(), when nothing else is queued.
+  // queue() then collect(); only when nothing else is queued (collect() takes the oldest).
   std::vector<SampledToken> sample(const Tensor& logits, std::span<const SamplerRow> rows) {
+    if (queued() != 0)
+      throw Error("DeviceSampler::sample: " + std::to_string(queued()) +
+                  " samplings still queued; collect them first");
     queue(logits, rows);
     return collect();
   }

@@ -2,8 +2,8 @@
 // to the host names them by row (token id -1 - r: row r of what the sampler sampled last, in
 // CudaOps::sampled_tokens()). Greedy decoding that feeds every step must give exactly the tokens
 // of decoding that hands each step its tokens from the host, with CUDA graphs and without, in
-// f32 and bf16; a fed id naming a row the last sampling did not have is refused. Skips without
-// a CUDA device.
+// f32 and bf16; a fed id naming a row the last sampling did not have is refused, and so is a
+// sample() while another sampling is queued. Skips without a CUDA device.
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -122,6 +122,28 @@ TEST_P(CudaFedStepsTest, FedIdPastTheSampledRowsIsRefused) {
     EXPECT_NE(std::string(e.what()).find("2 sampled rows"), std::string::npos) << e.what();
   }
   EXPECT_THROW(runner.run(batch), Error) << "a step not fed must refuse negative ids";
+}
+
+TEST_P(CudaFedStepsTest, SampleWithASamplingQueuedIsRefused) {
+  KvCacheView kv = allocate_kv_cache(*ops_, loaded_.model->kv_cache_spec(), kBlocksPerSeq,
+                                     kBlockSize, GetParam());
+  cuda::CudaStepRunner runner(
+      *ops_, [&](const Batch& b) { return loaded_.model->forward(b, kv); }, false);
+  CudaSampler sampler(*ops_);
+  SamplingParams greedy;
+  greedy.temperature = 0.0;
+  std::mt19937_64 rng(1);
+  const std::vector<std::int32_t> none;
+  const std::vector<SamplerRow> rows = {{{}, &greedy, prompts_[0], none, none, &rng}};
+  BatchBuilder builder(kBlockSize);
+  builder.add(prompts_[0], 0, std::vector<std::int32_t>{0});
+  const Tensor logits = runner.run(builder.build());
+  sampler.queue(logits, rows);
+  EXPECT_EQ(sampler.queued(), 1);
+  // sample() would collect the queued sampling, not its own.
+  EXPECT_THROW(sampler.sample(logits, rows), Error);
+  EXPECT_EQ(sampler.collect().size(), 1u);
+  EXPECT_EQ(sampler.sample(logits, rows).size(), 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaFedStepsTest, ::testing::Values(DType::f32, DType::bf16),

@@ -2,14 +2,6 @@
 
 namespace minivllm {
 
-namespace {
-
-bool has_penalties(const SamplingParams& p) {
-  return p.repetition_penalty != 1.0 || p.presence_penalty != 0.0 || p.frequency_penalty != 0.0;
-}
-
-}  // namespace
-
 cuda::LogitAdjustment& SamplingInputs::entry(std::int32_t token) {
   const auto [it, added] = entry_of_.try_emplace(token, adjustments_.size());
   if (added) adjustments_.push_back({.token = token});
@@ -28,7 +20,7 @@ void SamplingInputs::add_adjustments(const SamplerRow& row, int vocab) {
       for (std::int32_t id : row.eos_ids)
         if (in_vocab(id)) entry(id).flags |= cuda::LogitAdjustment::kMask;
   }
-  if (!has_penalties(p)) return;
+  if (!p.has_penalties()) return;
   if (p.repetition_penalty != 1.0) {
     for (std::int32_t id : row.prompt_ids)
       if (in_vocab(id)) entry(id).flags |= cuda::LogitAdjustment::kRepetition;

@@ -16,11 +16,6 @@ bool below_min_tokens(const SamplerRow& row) {
   return static_cast<int>(row.output_ids.size()) < row.params->min_tokens;
 }
 
-bool has_penalties(const SamplingParams& params) {
-  return params.repetition_penalty != 1.0 || params.presence_penalty != 0.0 ||
-         params.frequency_penalty != 0.0;
-}
-
 // EOS (unless ignore_eos) and stop ids cannot be sampled before min_tokens.
 void mask_stop_tokens(std::span<float> logits, const SamplerRow& row) {
   const SamplingParams& p = *row.params;
@@ -85,7 +80,7 @@ std::int32_t sample_changed_logits(const SamplerRow& row) {
 void apply_penalties(std::span<float> logits, const SamplingParams& params,
                      std::span<const std::int32_t> prompt_ids,
                      std::span<const std::int32_t> output_ids) {
-  if (!has_penalties(params)) return;
+  if (!params.has_penalties()) return;
   const bool repetition = params.repetition_penalty != 1.0;
   std::unordered_map<std::int32_t, int> output_counts;
   for (std::int32_t id : output_ids) ++output_counts[id];
@@ -174,7 +169,7 @@ SampledToken sample_row(const SamplerRow& row) {
   const SamplingParams& p = *row.params;
   // Without masks or penalties a greedy row's token is the argmax of the model's own row: no
   // copy (the common decode row).
-  const bool logits_as_is = p.greedy() && !has_penalties(p) && !below_min_tokens(row);
+  const bool logits_as_is = p.greedy() && !p.has_penalties() && !below_min_tokens(row);
   SampledToken out;
   out.token = logits_as_is ? argmax(row.logits) : sample_changed_logits(row);
   if (p.logprobs) out.logprobs = position_logprobs(row.logits, out.token, *p.logprobs);

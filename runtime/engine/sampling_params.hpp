@@ -37,6 +37,10 @@ struct SamplingParams {
   static constexpr int max_logprobs = 20;
 
   bool greedy() const { return temperature < greedy_temperature; }
+  // Whether sampling reads the tokens sampled so far (and the prompt) to adjust the logits.
+  bool has_penalties() const {
+    return repetition_penalty != 1.0 || presence_penalty != 0.0 || frequency_penalty != 0.0;
+  }
   // Below this temperature sampling is greedy (vLLM's _SAMPLING_EPS).
   static constexpr double greedy_temperature = 1e-5;
 

@@ -45,13 +45,9 @@ void continue_batch(const Batch& previous, const DecodeContinuation& c, Batch& n
   const std::int32_t previous_width = previous.max_blocks_per_seq;
   // A row's table holds exactly the blocks of its positions so far.
   std::int32_t width = 0;
-  for (std::int32_t r = 0, removed = 0; r < previous_rows; ++r) {
-    if (removed < static_cast<std::int32_t>(c.removed_rows.size()) && c.removed_rows[removed] == r) {
-      ++removed;
-      continue;
-    }
+  for_each_kept_row(previous_rows, c, [&](std::int32_t r, std::int32_t) {
     width = std::max(width, (previous.positions[r] + 1) / block_size + 1);
-  }
+  });
   next.token_ids.assign(rows, -1);
   next.positions.resize(rows);
   next.slot_mapping.resize(rows);
@@ -61,27 +57,23 @@ void continue_batch(const Batch& previous, const DecodeContinuation& c, Batch& n
   next.max_blocks_per_seq = width;
   next.logits_rows.resize(rows);
 
-  std::size_t removed = 0, grown = 0;
-  for (std::int32_t r = 0, j = 0; r < previous_rows; ++r) {
-    if (removed < c.removed_rows.size() && c.removed_rows[removed] == r) {
-      ++removed;
-      continue;
-    }
+  const std::int32_t copied = std::min(previous_width, width);
+  std::size_t grown = 0;
+  for_each_kept_row(previous_rows, c, [&](std::int32_t r, std::int32_t j) {
     const std::int32_t pos = previous.positions[r] + 1;
     next.positions[j] = pos;
     next.context_lens[j] = pos + 1;
     next.query_start[j] = j;
     next.logits_rows[j] = j;
-    const std::int32_t* from = previous.block_tables.data() + static_cast<std::size_t>(r) * previous_width;
+    const std::int32_t* from =
+        previous.block_tables.data() + static_cast<std::size_t>(r) * previous_width;
     std::int32_t* table = next.block_tables.data() + static_cast<std::size_t>(j) * width;
-    const std::int32_t blocks = pos / block_size + 1;
-    std::copy(from, from + std::min(previous_width, width), table);
-    std::fill(table + std::min(previous_width, width), table + width, -1);
-    if (grown < c.grown_rows.size() && c.grown_rows[grown] == j) table[blocks - 1] = c.grown_blocks[grown++];
+    std::fill(std::copy(from, from + copied, table), table + width, -1);
+    if (grown < c.grown_rows.size() && c.grown_rows[grown] == j)
+      table[pos / block_size] = c.grown_blocks[grown++];
     next.slot_mapping[j] =
         static_cast<std::int64_t>(table[pos / block_size]) * block_size + pos % block_size;
-    ++j;
-  }
+  });
   next.query_start[rows] = rows;
 }
 

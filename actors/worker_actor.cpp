@@ -142,8 +142,7 @@ bool can_feed(const WorkerState& st, const StepWork& work) {
     const auto it = st.seqs.find(id);
     if (it == st.seqs.end() || it->second.queued_step != ahead) return false;
     const SamplingParams& p = it->second.params;
-    if (p.repetition_penalty != 1.0 || p.presence_penalty != 0.0 || p.frequency_penalty != 0.0 ||
-        static_cast<int>(it->second.output.size()) < p.min_tokens)
+    if (p.has_penalties() || static_cast<int>(it->second.output.size()) < p.min_tokens)
       return false;
   }
   return true;
@@ -174,11 +173,10 @@ void fill_continued(WorkerState& st, StepWork& work) {
                   std::to_string(st.last_step));
     continue_batch(st.last_batch, work.continuation, work.batch);
     work.sample_seq_ids.clear();
-    const std::vector<std::int32_t>& removed = work.continuation.removed_rows;
-    for (std::size_t r = 0, k = 0; r < st.last_seq_ids.size(); ++r) {
-      if (k < removed.size() && removed[k] == static_cast<std::int32_t>(r)) ++k;
-      else work.sample_seq_ids.push_back(st.last_seq_ids[r]);
-    }
+    for_each_kept_row(static_cast<std::int32_t>(st.last_seq_ids.size()), work.continuation,
+                      [&](std::int32_t r, std::int32_t) {
+                        work.sample_seq_ids.push_back(st.last_seq_ids[r]);
+                      });
   }
   const Batch& b = work.batch;
   if (b.num_seqs() == b.num_tokens() && b.logits_rows.size() == b.token_ids.size()) {
@@ -202,7 +200,7 @@ void run_step(WorkerState& st, StepWork& work) {
   if (!fed) release();
   for (WorkerSeq& s : work.new_seqs)
     st.seqs.insert_or_assign(s.seq_id, SampledSeq{std::move(s.params), std::move(s.prompt), {},
-                                                  std::mt19937_64(s.seed), 0, -1});
+                                                  std::mt19937_64(s.seed)});
   std::vector<SampledSeq*> seqs = std::move(st.spare_seqs);
   gather_rows(st, work, seqs);
   if (work.look_ahead)  // one token per row, row order
@@ -241,7 +239,6 @@ bool poll_queued(WorkerState& st) {
   answer_queued(st);
   return false;
 }
-
 
 // The worker actor's state: the runner thread and the steps it was given, oldest first.
 struct WorkerFront {

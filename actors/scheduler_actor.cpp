@@ -192,7 +192,8 @@ void on_step_done(pointer self, StepResult& result) {
   const StepPlan& plan = done.plan;
   // The scheduler's thread slept through the step: its sequences are cold. Ask for all of them
   // at once before the passes below touch them one by one. Their block ids (prepare_batch's)
-  // are asked for row by row below: asked for here too, they held up the lines the rows read.
+  // are asked for row by row below, when a batch will be prepared: asked for here too, they held
+  // up the lines the rows read.
   for (const ScheduledSequence& s : plan.seqs) s.seq->prefetch_state();
   StepOutputs out;
   out.tokens.reserve(result.tokens.size());
@@ -211,7 +212,9 @@ void on_step_done(pointer self, StepResult& result) {
   std::size_t row = 0;
   for (const ScheduledSequence& s : plan.seqs) {
     Sequence& seq = *s.seq;
-    seq.prefetch_block_ids();  // for prepare_batch, a few microseconds from now
+    // For prepare_batch, a few microseconds from now. A step planned ahead continues the
+    // running one (decode_continuation.hpp) and reads no block ids but a new block's.
+    if (!placeholders_now) seq.prefetch_block_ids();
     if (seq.finished()) {  // dropped since it was planned: its token is discarded
       if (s.sample) ++row;
       continue;

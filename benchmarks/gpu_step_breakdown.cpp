@@ -3,14 +3,15 @@
 // step measured with events around forward() alone (their difference is the GPU idling between
 // kernels, launch overhead included) and the host time forward() takes to queue the step.
 // Steps run eagerly (no CUDA graphs: gpu_decode_steps times those) with the batch staged once per
-// step, as the engine runs them. Decode steps at several batch sizes and one 1,024-token prefill,
-// bf16. Prints a table per case
+// step, as the engine runs them. Decode steps at several batch sizes, one 1,024-token prefill and
+// one ragged ~16k-token prefill (the throughput workload's first step), bf16. Prints a table per case
 // and one JSON line. Not run by the tests.
 //   gpu_step_breakdown MODEL_DIR PLUGIN_DIR [CONTEXT_LEN=1024]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -157,6 +158,25 @@ Case make_case(std::string name, std::int32_t seqs, std::int32_t context, std::i
   return {std::move(name), builder.build()};
 }
 
+// A first prefill step of the throughput workload: whole prompts of 100-1,024 tokens (uniform,
+// fixed seed) while they fit in `budget` tokens, on disjoint blocks.
+Case make_ragged_prefill(std::int32_t budget, std::int64_t vocab) {
+  BatchBuilder builder(kBlockSize);
+  std::mt19937 rng(0);
+  std::uniform_int_distribution<std::int32_t> length(100, 1024);
+  std::int32_t total = 0, seqs = 0, next_block = 0;
+  for (std::int32_t len = length(rng); total + len <= budget; len = length(rng), ++seqs) {
+    std::vector<std::int32_t> table((len + kBlockSize - 1) / kBlockSize), tokens(len);
+    for (auto& b : table) b = next_block++;
+    for (std::int32_t i = 0; i < len; ++i)
+      tokens[i] = static_cast<std::int32_t>((seqs * 7919 + i * 104729) % vocab);
+    builder.add(tokens, 0, table);
+    total += len;
+  }
+  return {"prefill " + std::to_string(seqs) + " prompts, " + std::to_string(total) + " tokens",
+          builder.build()};
+}
+
 struct Timing {
   double step_ms = 0;     // events around forward(), median
   double enqueue_ms = 0;  // host time forward() took to return, median
@@ -228,6 +248,7 @@ int main(int argc, char** argv) try {
     cases.push_back(make_case("decode b=" + std::to_string(seqs) + " ctx=" + std::to_string(context),
                               seqs, context, 1, vocab));
   cases.push_back(make_case("prefill 1x1024", 1, 1024, 1024, vocab));
+  cases.push_back(make_ragged_prefill(16384, vocab));
   std::int64_t max_blocks = 0;
   for (const Case& c : cases)
     max_blocks = std::max<std::int64_t>(max_blocks, c.batch.num_seqs() * c.batch.max_blocks_per_seq);

@@ -45,7 +45,7 @@ constexpr int kReplays = 9;
 constexpr std::size_t kRotationBytes = std::size_t{256} << 20;
 constexpr float kEps = 1e-6f;
 
-enum class Fill { none, activation, weight, positions, slots, ids };
+enum class Fill { none, activation, weight, angles, slots, ids };
 
 struct Tensor {
   std::size_t bytes;
@@ -112,9 +112,16 @@ std::vector<char> host_input(const Tensor& t, Random& random) {
       fill(v, [&] { return to_bf16_bits(random.uniform(lo, hi)); });
       break;
     }
-    case Fill::positions: {
-      std::vector<std::int32_t> v(t.bytes / 4);
-      fill(v, [&] { return static_cast<std::int32_t>(random.next() % 40960); });
+    case Fill::angles: {  // rows of cosines then sines (rotary_angles.cuh)
+      std::vector<float> v(t.bytes / 4);
+      const std::size_t half = kHeadDim / 2;
+      for (std::size_t i = 0; i < v.size(); i += 2 * half)
+        for (std::size_t j = 0; j < half; ++j) {
+          const float angle = random.uniform(-4.0f, 4.0f);
+          v[i + j] = std::cos(angle);
+          v[i + half + j] = std::sin(angle);
+        }
+      std::memcpy(out.data(), v.data(), t.bytes);
       break;
     }
     case Fill::slots: {  // a permutation of [0, rows): scattered cache writes
@@ -134,7 +141,6 @@ std::vector<char> host_input(const Tensor& t, Random& random) {
 }
 
 struct Shared {
-  DeviceMemory inv_freq{kHeadDim / 2 * sizeof(float)};  // Qwen3's rope theta 1e6
   DeviceMemory table{static_cast<std::size_t>(kVocab * kHidden * 2)};
 };
 
@@ -158,11 +164,11 @@ Case make_case(const std::string& op, std::int64_t rows, const Shared& shared) {
   } else if (op == "attention_inputs") {
     const std::size_t head = kHeadDim * 2, q = n * kHeads * head;
     const std::size_t qkv = n * (kHeads + 2 * kKvHeads) * head, cache = n * kKvHeads * head;
-    c.tensors = {{qkv, Fill::activation, false},   {n * 4, Fill::positions, false},
+    c.tensors = {{qkv, Fill::activation, false},   {n * kHeadDim * 4, Fill::angles, false},
                  {n * 8, Fill::slots, false},      {head, Fill::weight, false},
                  {head, Fill::weight, false},      {q, Fill::none, true},
                  {cache, Fill::none, true},        {cache, Fill::none, true}};
-    c.moved_bytes = qkv + q + 2 * cache + n * 12;
+    c.moved_bytes = qkv + q + 2 * cache + n * (kHeadDim * 4 + 8);
   } else {  // embedding
     const std::size_t out = n * kHidden * 2;
     c.tensors = {{n * 4, Fill::ids, false}, {out, Fill::none, true}};
@@ -170,9 +176,8 @@ Case make_case(const std::string& op, std::int64_t rows, const Shared& shared) {
   }
   lay_out(c.tensors);
   const std::vector<Tensor> t = c.tensors;
-  const auto* inv_freq = reinterpret_cast<const float*>(shared.inv_freq.get());
   const char* table = shared.table.get();
-  c.launch = [op, t, rows, inv_freq, table](char* p, cudaStream_t s) {
+  c.launch = [op, t, rows, table](char* p, cudaStream_t s) {
     const auto at = [&](std::size_t i) { return p + t[i].offset; };
     if (op == "rms_norm") {
       check(cuda::launch_rms_norm(DType::bf16, at(0), at(1), at(2), rows, kHidden, kEps, s),
@@ -188,14 +193,13 @@ Case make_case(const std::string& op, std::int64_t rows, const Shared& shared) {
       cuda::AttentionInputsParams a;
       a.dtype = DType::bf16;
       a.qkv = at(0);
-      a.positions = reinterpret_cast<const std::int32_t*>(at(1));
+      a.rotary = reinterpret_cast<const float*>(at(1));
       a.slot_mapping = reinterpret_cast<const std::int64_t*>(at(2));
       a.q_norm_weight = at(3);
       a.k_norm_weight = at(4);
       a.q = at(5);
       a.key_cache = at(6);
       a.value_cache = at(7);
-      a.inv_freq = inv_freq;
       a.num_tokens = rows;
       a.num_heads = kHeads;
       a.num_kv_heads = kKvHeads;
@@ -306,12 +310,6 @@ std::vector<Result> run() {
   cudaStream_t stream = nullptr;
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   Shared shared;
-  std::vector<float> inv_freq(kHeadDim / 2);
-  for (std::size_t i = 0; i < inv_freq.size(); ++i)
-    inv_freq[i] = static_cast<float>(std::pow(1e6, -2.0 * static_cast<double>(i) / kHeadDim));
-  check(cudaMemcpy(shared.inv_freq.get(), inv_freq.data(), inv_freq.size() * sizeof(float),
-                   cudaMemcpyHostToDevice),
-        "cudaMemcpy inv_freq");
   {
     Random random(7);
     const std::vector<char> table =

@@ -24,8 +24,8 @@ constexpr std::int64_t kTargetWarpsPerSm = 16;
 
 // A token's head vectors are shared among lane groups of `group_lanes` lanes (one or more warps
 // per token). In each half of a head a lane holds kChunks packets of kElems elements, at packet
-// rank + group_lanes * c; element i of the first half pairs with i + head_dim / 2. The sines and
-// cosines of a lane's angles depend on the token only, so each lane computes them once for all the
+// rank + group_lanes * c; element i of the first half pairs with i + head_dim / 2. The cosines
+// and sines of a lane's angles depend on the token only, so each lane loads them once for all the
 // heads it rotates. Per q or k head: RMS-normalize with the norm weight (when given), rotate,
 // store to q or the key cache; per v head: copy to the value cache. Tokens whose slot is padding
 // only produce q.
@@ -46,25 +46,26 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, 6)
   const int heads = static_cast<int>(p.num_heads), kv_heads = static_cast<int>(p.num_kv_heads);
   const int heads_per_token = heads + 2 * kv_heads;
 
-  // The step's positions and slots (uploaded before its kernels), the frequencies and the lane's
-  // sines and cosines depend on no kernel: they are ready while the kernel before this one
-  // finishes.
-  const float position = has_token ? static_cast<float>(p.positions[token]) : 0.0f;
+  // The step's slots (uploaded before its kernels) depend on no kernel: they load while the
+  // kernel before this one finishes. The angles are a kernel's output: after the wait, beside
+  // the head's loads.
   const std::int64_t slot = has_token && kv_heads > 0 ? p.slot_mapping[token] : -1;
+  detail::wait_for_prior_grids();
+  detail::allow_dependents();
+  if (!has_token) return;  // whole warps exit
+  const bool cache_kv = slot >= 0 && slot < p.num_slots;
   float cos_angle[kChunks][kElems], sin_angle[kChunks][kElems];
+  const float* token_angles = p.rotary + token * head_dim;
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
     const int packet = rank + group_lanes * c;
 #pragma unroll
     for (int e = 0; e < kElems; ++e) {
-      const float freq = packet < half_packets ? p.inv_freq[packet * kElems + e] : 0.0f;
-      sincosf(position * freq, &sin_angle[c][e], &cos_angle[c][e]);
+      const bool in_half = packet < half_packets;
+      cos_angle[c][e] = in_half ? token_angles[packet * kElems + e] : 0.0f;
+      sin_angle[c][e] = in_half ? token_angles[half + packet * kElems + e] : 0.0f;
     }
   }
-  detail::wait_for_prior_grids();
-  detail::allow_dependents();
-  if (!has_token) return;  // whole warps exit
-  const bool cache_kv = slot >= 0 && slot < p.num_slots;
 
   const Unit* token_src =
       static_cast<const Unit*>(p.qkv) + token * heads_per_token * 2 * half_packets;
@@ -186,7 +187,7 @@ cudaError_t launch_attention_inputs(const AttentionInputsParams& p, cudaStream_t
       p.num_heads + 2 * p.num_kv_heads > INT32_MAX)
     return cudaErrorInvalidValue;
   if (p.num_tokens * (p.num_heads + 2 * p.num_kv_heads) == 0) return cudaSuccess;
-  if (p.qkv == nullptr || p.positions == nullptr || p.inv_freq == nullptr ||
+  if (p.qkv == nullptr || p.rotary == nullptr ||
       (p.num_heads > 0 && p.q == nullptr) ||
       (p.num_kv_heads > 0 &&
        (p.slot_mapping == nullptr || p.key_cache == nullptr || p.value_cache == nullptr)))

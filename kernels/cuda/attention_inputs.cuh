@@ -18,13 +18,12 @@ struct AttentionInputsParams {
   // block * block_size + offset (runtime/include/minivllm/kv_cache.hpp).
   void* key_cache = nullptr;
   void* value_cache = nullptr;
-  const std::int32_t* positions = nullptr;  // [num_tokens]
   // [num_tokens]: token t's keys and values go to slot_mapping[t]; a negative slot means "do not
   // cache" (padding) and a slot >= num_slots is skipped too (the caller checks slots on the host).
   const std::int64_t* slot_mapping = nullptr;
-  // f32 [head_dim / 2], computed on the host: 1 / theta^(2i / head_dim), with Llama 3's rope
-  // scaling already applied where the model has it.
-  const float* inv_freq = nullptr;
+  // f32 [num_tokens, head_dim]: the cosines, then the sines, of token t's angles
+  // (rotary_angles.cuh).
+  const float* rotary = nullptr;
   std::int64_t num_tokens = 0;
   std::int64_t num_heads = 0;
   std::int64_t num_kv_heads = 0;
@@ -38,8 +37,8 @@ struct AttentionInputsParams {
 };
 
 // RoPE neox / rotate_half style as Hugging Face Llama and Qwen3 apply it: dimension i <
-// head_dim / 2 of a head pairs with i + head_dim / 2, rotated by angle positions[t] * inv_freq[i]
-// (fp32). All pointers on the device. Math in fp32, one rounding to dtype at the end.
+// head_dim / 2 of a head pairs with i + head_dim / 2, rotated by token t's angle i (rotary). All
+// pointers on the device. Math in fp32, one rounding to dtype at the end.
 cudaError_t launch_attention_inputs(const AttentionInputsParams& params, cudaStream_t stream);
 
 }  // namespace minivllm::cuda

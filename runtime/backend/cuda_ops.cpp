@@ -16,6 +16,7 @@
 #include "kernels/cuda/embedding.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 #include "kernels/cuda/rms_norm.cuh"
+#include "kernels/cuda/rotary_angles.cuh"
 #include "kernels/cuda/skinny_gemm.cuh"
 #include "kernels/cuda/tile_gemm.cuh"
 
@@ -148,6 +149,10 @@ CudaOps::StepScope::StepScope(CudaOps& ops, Step& step, cuda::DeviceAllocator& a
     : ops_(ops), previous_step_(ops.step_), previous_allocator_(ops.allocator_) {
   ops.step_ = &step;
   ops.allocator_ = &allocator;
+  // The step's ops compute its RoPE angles afresh in each scope: a capture that follows a warm-up
+  // run of the same step must record the kernel that computes them.
+  step.rotary_inv_freq = nullptr;
+  step.rotary.reset();
 }
 
 CudaOps::StepScope::~StepScope() {
@@ -308,16 +313,17 @@ Tensor CudaOps::attention_inputs(const Tensor& qkv, const Tensor& q_norm, const 
   Tensor q = empty({qkv.dim(0), shape.num_heads * shape.head_dim}, dtype_);
   if (qkv.dim(0) == 0) return q;
   const cuda::DeviceBatch* step = staged(batch);
-  std::shared_ptr<void> keep[2];
+  std::shared_ptr<void> keep[3];
   cuda::AttentionInputsParams p;
   p.dtype = dtype_;
   p.qkv = qkv.data();
   p.q = q.data();
   p.key_cache = key_cache.data();
   p.value_cache = value_cache.data();
-  p.positions = step != nullptr ? step->positions : upload(batch.positions, keep[0]);
-  p.slot_mapping = step != nullptr ? step->slot_mapping : upload(batch.slot_mapping, keep[1]);
-  p.inv_freq = inv_freq.data_as<float>();
+  p.slot_mapping = step != nullptr ? step->slot_mapping : upload(batch.slot_mapping, keep[0]);
+  const std::int32_t* positions =
+      step != nullptr ? step->positions : upload(batch.positions, keep[1]);
+  p.rotary = rotary_angles(inv_freq, positions, qkv.dim(0), step != nullptr, keep[2]);
   p.num_tokens = qkv.dim(0);
   p.num_heads = shape.num_heads;
   p.num_kv_heads = shape.num_kv_heads;
@@ -328,6 +334,26 @@ Tensor CudaOps::attention_inputs(const Tensor& qkv, const Tensor& q_norm, const 
   p.norm_eps = eps;
   MV_CUDA_CHECK(cuda::launch_attention_inputs(p, stream_));
   return q;
+}
+
+const float* CudaOps::rotary_angles(const Tensor& inv_freq, const std::int32_t* positions,
+                                   std::int64_t num_tokens, bool in_step,
+                                   std::shared_ptr<void>& keep) {
+  if (in_step && step_->rotary_inv_freq == inv_freq.data())
+    return static_cast<const float*>(step_->rotary.get());
+  std::shared_ptr<void> angles = allocator_->allocate(
+      static_cast<std::size_t>(num_tokens * inv_freq.dim(0) * 2) * sizeof(float));
+  MV_CUDA_CHECK(cuda::launch_rotary_angles(positions, inv_freq.data_as<float>(), num_tokens,
+                                           inv_freq.dim(0), static_cast<float*>(angles.get()),
+                                           stream_));
+  const auto* table = static_cast<const float*>(angles.get());
+  if (in_step) {
+    step_->rotary_inv_freq = inv_freq.data();
+    step_->rotary = std::move(angles);
+  } else {
+    keep = std::move(angles);
+  }
+  return table;
 }
 
 Tensor CudaOps::silu_and_mul(const Tensor& gate_up) {

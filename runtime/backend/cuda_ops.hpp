@@ -104,6 +104,9 @@ class CudaOps final : public Ops {
     bool capturing = false;  // into a CUDA graph: nothing may be copied from the host
     BatchBounds checked;
     bool fed = false;  // its token ids may name sampled_tokens()' rows
+    // RoPE's angles of its tokens for the model's inv_freq, from its first attention_inputs.
+    const void* rotary_inv_freq = nullptr;
+    std::shared_ptr<void> rotary;
   };
   // Makes `step` the current step, and `allocator` where tensors come from, until destroyed.
   class StepScope {
@@ -129,6 +132,10 @@ class CudaOps final : public Ops {
   // A replayed step's batch against what the captured step's ops checked.
   void check_batch(const Batch& batch, const BatchBounds& bounds, bool fed) const;
   Tensor convert(const Tensor& t, DType to);
+  // The cosines and sines of the tokens' RoPE angles (rotary_angles.cuh): computed once a step
+  // and kept in it; outside a step, for one call (`keep` holds them).
+  const float* rotary_angles(const Tensor& inv_freq, const std::int32_t* positions,
+                             std::int64_t num_tokens, bool in_step, std::shared_ptr<void>& keep);
   cuda::TileGemmWorkspace tile_workspace() const {
     return {tile_gemm_workspace_.get(), cuda::kTileGemmWorkspaceBytes};
   }

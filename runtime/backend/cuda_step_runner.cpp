@@ -22,7 +22,10 @@ Tensor CudaStepRunner::run_step(const Batch& batch, bool fed) {
     inputs_bytes_ = size_class(layout.bytes);
   }
   uploader_.upload(batch, layout, inputs_.get());
-  CudaOps::Step step{&batch, DeviceBatch::at(inputs_.get(), layout), false, {}, fed};
+  CudaOps::Step step;
+  step.batch = &batch;
+  step.device = DeviceBatch::at(inputs_.get(), layout);
+  step.fed = fed;
   const CudaOps::StepScope scope(ops_, step, *ops_.pool_);
   return forward_(batch);
 }

@@ -112,7 +112,10 @@ DecodeGraphs::Graph DecodeGraphs::capture(const StepForward& forward, bool warm_
   g.layout = BatchLayout::of(padded_);
   g.inputs = ops_.pool_->allocate(g.layout.bytes);
   uploader_.upload(padded_, g.layout, g.inputs.get());
-  CudaOps::Step step{&padded_, DeviceBatch::at(g.inputs.get(), g.layout), false, {}, fed};
+  CudaOps::Step step;
+  step.batch = &padded_;
+  step.device = DeviceBatch::at(g.inputs.get(), g.layout);
+  step.fed = fed;
   if (warm_up) {
     // The same step run eagerly from the arena grows the arena to what the capture takes, loads
     // the kernels and lets cuBLAS choose its algorithms before anything is captured. It writes

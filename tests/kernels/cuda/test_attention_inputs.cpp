@@ -3,6 +3,7 @@
 // cache-write reference kernels). The whole cache is compared, so slots that must stay untouched
 // (padding, other tokens') are checked too.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "gpu_test_support.hpp"
 #include "kernels/cpu/attention_inputs.hpp"
 #include "kernels/cuda/attention_inputs.cuh"
+#include "kernels/cuda/rotary_angles.cuh"
 
 namespace minivllm {
 namespace {
@@ -42,7 +44,41 @@ const Model kModels[] = {
 };
 constexpr float kEps = 1e-6f;
 
-class AttentionInputsKernel : public test::CudaKernelTest {};
+class AttentionInputsKernel : public test::CudaKernelTest {
+ protected:
+  // The tokens' RoPE angles (launch_rotary_angles), as CudaOps computes them once a step.
+  static DeviceBuffer rotary(const DeviceBuffer& positions, const DeviceBuffer& inv_freq,
+                             std::int64_t tokens, std::int64_t half) {
+    DeviceBuffer angles(static_cast<std::size_t>(tokens * 2 * half) * sizeof(float));
+    EXPECT_EQ(cuda::launch_rotary_angles(positions.as<std::int32_t>(), inv_freq.as<float>(),
+                                         tokens, half, angles.as<float>(), nullptr),
+              cudaSuccess);
+    return angles;
+  }
+};
+
+// Cosines then sines of position x frequency, by sincosf: within 2 ulp of the CPU's.
+TEST_F(AttentionInputsKernel, RotaryAnglesMatchCpu) {
+  const std::vector<float> inv_freq = layers::rope_inverse_frequencies(128, 1e6);
+  const auto half = static_cast<std::int64_t>(inv_freq.size());
+  std::vector<std::int32_t> positions(300);
+  for (auto& p : positions) p = static_cast<std::int32_t>(random_int(0, 40959));
+  const auto tokens = static_cast<std::int64_t>(positions.size());
+  DeviceBuffer d_positions = test::upload_raw(positions), d_inv_freq = test::upload_raw(inv_freq);
+  const DeviceBuffer angles = rotary(d_positions, d_inv_freq, tokens, half);
+  ASSERT_CUDA(cudaStreamSynchronize(nullptr));
+  std::vector<float> want(static_cast<std::size_t>(tokens * 2 * half));
+  for (std::int64_t t = 0; t < tokens; ++t)
+    for (std::int64_t i = 0; i < half; ++i) {
+      const float angle = static_cast<float>(positions[t]) * inv_freq[i];
+      want[t * 2 * half + i] = std::cos(angle);
+      want[t * 2 * half + half + i] = std::sin(angle);
+    }
+  test::expect_close(test::download(angles, DType::f32, want.size()), want, 1e-6f, "angles");
+  EXPECT_EQ(cuda::launch_rotary_angles(d_positions.as<std::int32_t>(), d_inv_freq.as<float>(),
+                                       tokens, 0, nullptr, nullptr),
+            cudaErrorInvalidValue);
+}
 
 TEST_F(AttentionInputsKernel, MatchesReference) {
   for (const Model& m : kModels) {
@@ -81,6 +117,7 @@ TEST_F(AttentionInputsKernel, MatchesReference) {
         DeviceBuffer d_key_cache = test::upload(key_cache, dtype);
         DeviceBuffer d_value_cache = test::upload(value_cache, dtype);
         DeviceBuffer d_positions = test::upload_raw(positions), d_slots = test::upload_raw(slots);
+        const DeviceBuffer d_rotary = rotary(d_positions, d_inv_freq, tokens, m.head_dim / 2);
 
         cuda::AttentionInputsParams params;
         params.dtype = dtype;
@@ -88,9 +125,8 @@ TEST_F(AttentionInputsKernel, MatchesReference) {
         params.q = d_q.get();
         params.key_cache = d_key_cache.get();
         params.value_cache = d_value_cache.get();
-        params.positions = d_positions.as<std::int32_t>();
         params.slot_mapping = d_slots.as<std::int64_t>();
-        params.inv_freq = d_inv_freq.as<float>();
+        params.rotary = d_rotary.as<float>();
         params.num_tokens = tokens;
         params.num_heads = m.heads;
         params.num_kv_heads = m.kv_heads;
@@ -147,15 +183,15 @@ TEST_F(AttentionInputsKernel, SkipsSlotsPastTheCache) {
   DeviceBuffer d_positions = test::upload_raw(std::vector<std::int32_t>{0, 0});
   DeviceBuffer d_slots = test::upload_raw(std::vector<std::int64_t>{num_slots, 1});
   DeviceBuffer d_inv_freq = test::upload_raw(inv_freq);
+  const DeviceBuffer d_rotary = rotary(d_positions, d_inv_freq, 2, head_dim / 2);
   cuda::AttentionInputsParams params;
   params.dtype = DType::f32;
   params.qkv = d_qkv.get();
   params.q = d_q.get();
   params.key_cache = d_key_cache.get();
   params.value_cache = d_value_cache.get();
-  params.positions = d_positions.as<std::int32_t>();
   params.slot_mapping = d_slots.as<std::int64_t>();
-  params.inv_freq = d_inv_freq.as<float>();
+  params.rotary = d_rotary.as<float>();
   params.num_tokens = 2;
   params.num_heads = 1;
   params.num_kv_heads = 1;

@@ -106,6 +106,7 @@ class CudaOps final : public Ops {
     bool fed = false;  // its token ids may name sampled_tokens()' rows
     // RoPE's angles of its tokens for the model's inv_freq, from its first attention_inputs.
     const void* rotary_inv_freq = nullptr;
+    std::int64_t rotary_tokens = 0;
     std::shared_ptr<void> rotary;
   };
   // Makes `step` the current step, and `allocator` where tensors come from, until destroyed.

@@ -339,7 +339,7 @@ Tensor CudaOps::attention_inputs(const Tensor& qkv, const Tensor& q_norm, const 
 const float* CudaOps::rotary_angles(const Tensor& inv_freq, const std::int32_t* positions,
                                    std::int64_t num_tokens, bool in_step,
                                    std::shared_ptr<void>& keep) {
-  if (in_step && step_->rotary_inv_freq == inv_freq.data() && step_->rotary_tokens == num_tokens)
+  if (in_step && step_->rotary_inv_freq == inv_freq.data())
     return static_cast<const float*>(step_->rotary.get());
   std::shared_ptr<void> angles = allocator_->allocate(
       static_cast<std::size_t>(num_tokens * inv_freq.dim(0) * 2) * sizeof(float));
@@ -349,7 +349,6 @@ const float* CudaOps::rotary_angles(const Tensor& inv_freq, const std::int32_t* 
   const auto* table = static_cast<const float*>(angles.get());
   if (in_step) {
     step_->rotary_inv_freq = inv_freq.data();
-    step_->rotary_tokens = num_tokens;
     step_->rotary = std::move(angles);
   } else {
     keep = std::move(angles);

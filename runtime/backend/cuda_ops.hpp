@@ -104,9 +104,9 @@ class CudaOps final : public Ops {
     bool capturing = false;  // into a CUDA graph: nothing may be copied from the host
     BatchBounds checked;
     bool fed = false;  // its token ids may name sampled_tokens()' rows
-    // RoPE's angles of its tokens for the model's inv_freq, from its first attention_inputs.
+    // RoPE's angles of its tokens for the model's inv_freq, from its first attention_inputs
+    // (every call of a step has its batch's tokens: check_attention_inputs).
     const void* rotary_inv_freq = nullptr;
-    std::int64_t rotary_tokens = 0;
     std::shared_ptr<void> rotary;
   };
   // Makes `step` the current step, and `allocator` where tensors come from, until destroyed.

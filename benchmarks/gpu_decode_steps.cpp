@@ -18,9 +18,9 @@
 #include "backend/cuda_check.hpp"
 #include "backend/cuda_ops.hpp"
 #include "backend/cuda_step_runner.hpp"
-#include "model/batch_builder.hpp"
 #include "model/kv_cache_alloc.hpp"
 #include "model/load_model.hpp"
+#include "model_bench_support.hpp"
 
 namespace {
 
@@ -31,24 +31,6 @@ constexpr std::int32_t kBlockSize = 256;
 constexpr int kWarmup = 3;
 constexpr int kSteps = 20;
 constexpr std::int32_t kBatchSizes[] = {1, 8, 32, 64, 128, 256};
-
-// `seqs` sequences of `context` tokens, the last one new, on disjoint blocks.
-Batch decode_batch(std::int32_t seqs, std::int32_t context, std::int64_t vocab) {
-  BatchBuilder builder(kBlockSize);
-  const std::int32_t blocks_per_seq = (context + kBlockSize - 1) / kBlockSize;
-  std::vector<std::int32_t> table(blocks_per_seq);
-  for (std::int32_t s = 0; s < seqs; ++s) {
-    for (std::int32_t b = 0; b < blocks_per_seq; ++b) table[b] = s * blocks_per_seq + b;
-    const std::vector<std::int32_t> token{static_cast<std::int32_t>((s * 7919) % vocab)};
-    builder.add(token, context - 1, table);
-  }
-  return builder.build();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 struct Timing {
   double step_ms = 0;     // call to the end of its GPU work
@@ -69,24 +51,18 @@ Timing measure(CudaOps& cuda, Run&& run) {
     step.push_back(std::chrono::duration<double, std::milli>(done - start).count());
     enqueue.push_back(std::chrono::duration<double, std::milli>(queued - start).count());
   }
-  return {median(step), median(enqueue)};
+  return {bench::median(step), bench::median(enqueue)};
 }
 
 }  // namespace
 
 int main(int argc, char** argv) try {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: gpu_decode_steps MODEL_DIR PLUGIN_DIR [CONTEXT_LEN]\n");
-    return 2;
-  }
-  if (!CudaOps::device_available()) {
-    std::printf("gpu_decode_steps: skipped, no CUDA device\n");
-    return 0;
-  }
-  const std::int32_t context = argc > 3 ? std::stoi(argv[3]) : 1024;
-  const auto plugins = PluginRegistry::load({argv[2]});
+  const auto args = bench::model_bench_args(argc, argv, "gpu_decode_steps");
+  if (const int* exit_code = std::get_if<int>(&args)) return *exit_code;
+  const auto [model_dir, plugin_dir, context] = std::get<bench::ModelBenchArgs>(args);
+  const auto plugins = PluginRegistry::load({plugin_dir});
   CudaOps cuda(DType::bf16);
-  auto loaded = load_model(plugins, argv[1], cuda);
+  auto loaded = load_model(plugins, model_dir, cuda);
   const std::int64_t vocab = loaded.config.vocab_size;
   const std::int32_t max_seqs = *std::max_element(std::begin(kBatchSizes), std::end(kBatchSizes));
   auto kv = allocate_kv_cache(cuda, loaded.model->kv_cache_spec(),
@@ -102,7 +78,7 @@ int main(int argc, char** argv) try {
               "queued", "graphs", "queued");
   std::string json = "{\"context_len\": " + std::to_string(context) + ", \"steps\": [";
   for (const std::int32_t seqs : kBatchSizes) {
-    const Batch batch = decode_batch(seqs, context, vocab);
+    const Batch batch = bench::uniform_batch(seqs, context, 1, vocab, kBlockSize);
     const Timing d = measure(cuda, [&] { forward(batch); });
     const Timing s = measure(cuda, [&] { staged.run(batch); });
     const Timing g = measure(cuda, [&] { graphs.run(batch); });

@@ -19,9 +19,9 @@
 #include "backend/cuda_check.hpp"
 #include "backend/cuda_ops.hpp"
 #include "backend/cuda_step_runner.hpp"
-#include "model/batch_builder.hpp"
 #include "model/kv_cache_alloc.hpp"
 #include "model/load_model.hpp"
+#include "model_bench_support.hpp"
 
 namespace {
 
@@ -32,24 +32,6 @@ constexpr std::int32_t kBlockSize = 256;
 constexpr int kWarmup = 3;
 constexpr int kSteps = 20;
 constexpr std::int32_t kBatchSizes[] = {32, 64, 128, 192, 256};
-
-// `seqs` sequences of `context` tokens, the last one new, on disjoint blocks.
-Batch decode_batch(std::int32_t seqs, std::int32_t context, std::int64_t vocab) {
-  BatchBuilder builder(kBlockSize);
-  const std::int32_t blocks_per_seq = (context + kBlockSize - 1) / kBlockSize;
-  std::vector<std::int32_t> table(blocks_per_seq);
-  for (std::int32_t s = 0; s < seqs; ++s) {
-    for (std::int32_t b = 0; b < blocks_per_seq; ++b) table[b] = s * blocks_per_seq + b;
-    const std::vector<std::int32_t> token{static_cast<std::int32_t>((s * 7919) % vocab)};
-    builder.add(token, context - 1, table);
-  }
-  return builder.build();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // One engine's worth of GPU state: ops (a stream), weights, KV cache and a graph runner.
 struct Engine {
@@ -77,25 +59,19 @@ double measure(Engine& a, Engine& b, Run&& run) {
     if (i >= kWarmup)
       ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
   }
-  return median(ms);
+  return bench::median(ms);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) try {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: gpu_split_overlap MODEL_DIR PLUGIN_DIR [CONTEXT_LEN]\n");
-    return 2;
-  }
-  if (!CudaOps::device_available()) {
-    std::printf("gpu_split_overlap: skipped, no CUDA device\n");
-    return 0;
-  }
-  const std::int32_t context = argc > 3 ? std::stoi(argv[3]) : 1024;
-  const auto plugins = PluginRegistry::load({argv[2]});
+  const auto args = bench::model_bench_args(argc, argv, "gpu_split_overlap");
+  if (const int* exit_code = std::get_if<int>(&args)) return *exit_code;
+  const auto [model_dir, plugin_dir, context] = std::get<bench::ModelBenchArgs>(args);
+  const auto plugins = PluginRegistry::load({plugin_dir});
   const std::int32_t max_seqs = *std::max_element(std::begin(kBatchSizes), std::end(kBatchSizes));
   const std::int32_t kv_blocks = max_seqs * ((context + kBlockSize - 1) / kBlockSize);
-  Engine a(plugins, argv[1], kv_blocks), b(plugins, argv[1], kv_blocks);
+  Engine a(plugins, model_dir, kv_blocks), b(plugins, model_dir, kv_blocks);
   const std::int64_t vocab = a.loaded.config.vocab_size;
 
   std::printf("decode graphs, bf16, context %d: one batch of n against two of n/2 (ms, medians of %d)\n",
@@ -103,7 +79,8 @@ int main(int argc, char** argv) try {
   std::printf("%6s | %9s %9s %9s | %8s\n", "n", "whole", "serial", "overlap", "gain");
   std::string json = "{\"context_len\": " + std::to_string(context) + ", \"steps\": [";
   for (const std::int32_t n : kBatchSizes) {
-    const Batch whole = decode_batch(n, context, vocab), half = decode_batch(n / 2, context, vocab);
+    const Batch whole = bench::uniform_batch(n, context, 1, vocab, kBlockSize);
+    const Batch half = bench::uniform_batch(n / 2, context, 1, vocab, kBlockSize);
     const double t_whole = measure(a, b, [&] { a.graphs.run(whole); });
     const double t_serial = measure(a, b, [&] {
       a.graphs.run(half);

@@ -22,6 +22,7 @@
 #include "model/batch_builder.hpp"
 #include "model/kv_cache_alloc.hpp"
 #include "model/load_model.hpp"
+#include "model_bench_support.hpp"
 
 namespace {
 
@@ -146,16 +147,7 @@ struct Case {
 // disjoint blocks.
 Case make_case(std::string name, std::int32_t seqs, std::int32_t context, std::int32_t new_tokens,
                std::int64_t vocab) {
-  BatchBuilder builder(kBlockSize);
-  const std::int32_t blocks_per_seq = (context + kBlockSize - 1) / kBlockSize;
-  std::vector<std::int32_t> table(blocks_per_seq), tokens(new_tokens);
-  for (std::int32_t s = 0; s < seqs; ++s) {
-    for (std::int32_t b = 0; b < blocks_per_seq; ++b) table[b] = s * blocks_per_seq + b;
-    for (std::int32_t i = 0; i < new_tokens; ++i)
-      tokens[i] = static_cast<std::int32_t>((s * 7919 + i * 104729) % vocab);
-    builder.add(tokens, context - new_tokens, table);
-  }
-  return {std::move(name), builder.build()};
+  return {std::move(name), bench::uniform_batch(seqs, context, new_tokens, vocab, kBlockSize)};
 }
 
 // A first prefill step of the throughput workload: whole prompts of 100-1,024 tokens (uniform,
@@ -182,11 +174,6 @@ struct Timing {
   double enqueue_ms = 0;  // host time forward() took to return, median
   std::map<std::string, double> op_ms;  // per op, mean over the timed steps
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 Timing measure(Model& model, CudaOps& cuda, TimedOps& timed_ops, Model& timed_model,
                KvCacheView& kv, const Batch& batch) {
@@ -215,8 +202,8 @@ Timing measure(Model& model, CudaOps& cuda, TimedOps& timed_ops, Model& timed_mo
   }
   MV_CUDA_CHECK(cudaEventDestroy(start));
   MV_CUDA_CHECK(cudaEventDestroy(end));
-  t.step_ms = median(step);
-  t.enqueue_ms = median(enqueue);
+  t.step_ms = bench::median(step);
+  t.enqueue_ms = bench::median(enqueue);
   timed_steps->run(batch);  // warm-up of the timed path
   timed_ops.take();
   for (int i = 0; i < kSteps; ++i) timed_steps->run(batch);
@@ -227,20 +214,14 @@ Timing measure(Model& model, CudaOps& cuda, TimedOps& timed_ops, Model& timed_mo
 }  // namespace
 
 int main(int argc, char** argv) try {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: gpu_step_breakdown MODEL_DIR PLUGIN_DIR [CONTEXT_LEN]\n");
-    return 2;
-  }
-  if (!CudaOps::device_available()) {
-    std::printf("gpu_step_breakdown: skipped, no CUDA device\n");
-    return 0;
-  }
-  const std::int32_t context = argc > 3 ? std::stoi(argv[3]) : 1024;
-  const auto plugins = PluginRegistry::load({argv[2]});
+  const auto args = bench::model_bench_args(argc, argv, "gpu_step_breakdown");
+  if (const int* exit_code = std::get_if<int>(&args)) return *exit_code;
+  const auto [model_dir, plugin_dir, context] = std::get<bench::ModelBenchArgs>(args);
+  const auto plugins = PluginRegistry::load({plugin_dir});
   CudaOps cuda(DType::bf16);
   TimedOps timed_ops(cuda);
-  auto loaded = load_model(plugins, argv[1], cuda);
-  auto timed = load_model(plugins, argv[1], timed_ops);  // same weights, ops bracketed by events
+  auto loaded = load_model(plugins, model_dir, cuda);
+  auto timed = load_model(plugins, model_dir, timed_ops);  // same weights, ops bracketed by events
   const std::int64_t vocab = loaded.config.vocab_size;
 
   std::vector<Case> cases;

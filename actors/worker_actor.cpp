@@ -65,7 +65,8 @@ struct WorkerState {
   std::vector<SampledSeq*> spare_seqs;
   std::vector<SamplerRow> rows;
   // The last one-token decode step's batch and sample ids, which the next step may continue
-  // (StepWork::continues_step), and its number.
+  // (StepWork::continues_step), and its number. Swapped in once the runner has read the step:
+  // the batch it replaces goes back to the scheduler as the spent one.
   Batch last_batch;
   std::vector<std::uint64_t> last_seq_ids;
   std::uint64_t last_step = 0;
@@ -113,7 +114,7 @@ void answer(WorkerState& st, StepWork& work, std::vector<SampledSeq*>& seqs,
     result.gap_seconds = std::chrono::duration<double>(start - *st.last_step_end).count();
   st.last_step_end = end;
   result.step = work.step;
-  result.tokens.reserve(work.sample_seq_ids.size());
+  result.tokens.reserve(sampled.size());
   for (std::size_t r = 0; r < sampled.size(); ++r) {
     SampledToken& t = sampled[r];
     seqs[r]->output.push_back(t.token);
@@ -163,27 +164,29 @@ void answer_queued(WorkerState& st) {
   }
 }
 
-// A continued step's batch and sample ids, from the step it continues; and a one-token decode
-// step's kept for the step after it.
+// A continued step's batch and sample ids, from the step it continues.
 void fill_continued(WorkerState& st, StepWork& work) {
-  if (work.continues_step != 0) {
-    if (work.continues_step != st.last_step)
-      throw Error("step " + std::to_string(work.step) + " continues step " +
-                  std::to_string(work.continues_step) + ", but the last decode step was " +
-                  std::to_string(st.last_step));
-    continue_batch(st.last_batch, work.continuation, work.batch);
-    work.sample_seq_ids.clear();
-    for_each_kept_row(static_cast<std::int32_t>(st.last_seq_ids.size()), work.continuation,
-                      [&](std::int32_t r, std::int32_t) {
-                        work.sample_seq_ids.push_back(st.last_seq_ids[r]);
-                      });
-  }
+  if (work.continues_step == 0) return;
+  if (work.continues_step != st.last_step)
+    throw Error("step " + std::to_string(work.step) + " continues step " +
+                std::to_string(work.continues_step) + ", but the last decode step was " +
+                std::to_string(st.last_step));
+  continue_batch(st.last_batch, work.continuation, work.batch);
+  work.sample_seq_ids.clear();
+  for_each_kept_row(static_cast<std::int32_t>(st.last_seq_ids.size()), work.continuation,
+                    [&](std::int32_t r, std::int32_t) {
+                      work.sample_seq_ids.push_back(st.last_seq_ids[r]);
+                    });
+}
+
+// Keeps a one-token decode step's batch and sample ids for the step after it, once the runner
+// has read them (no copy: the batch kept before goes back in its place).
+void keep_for_continuation(WorkerState& st, StepWork& work) {
   const Batch& b = work.batch;
-  if (b.num_seqs() == b.num_tokens() && b.logits_rows.size() == b.token_ids.size()) {
-    st.last_batch = b;
-    st.last_seq_ids = work.sample_seq_ids;
-    st.last_step = work.step;
-  }
+  if (b.num_seqs() != b.num_tokens() || b.logits_rows.size() != b.token_ids.size()) return;
+  std::swap(st.last_batch, work.batch);
+  std::swap(st.last_seq_ids, work.sample_seq_ids);
+  st.last_step = work.step;
 }
 
 // Runs one step: queued on the device when the runner can (answered by the next step or once
@@ -209,12 +212,14 @@ void run_step(WorkerState& st, StepWork& work) {
   if (!st.runner->can_queue(seqs.size()) || seqs.size() != work.batch.logits_rows.size()) {
     const Clock::time_point start = Clock::now();
     std::vector<SampledToken> sampled = st.runner->execute_and_sample(work.batch, st.rows);
+    keep_for_continuation(st, work);
     answer(st, work, seqs, sampled, start);
     return;
   }
   // Queueing a step's kernels may itself take a while (an eager prefill's): it counts in.
   const Clock::time_point queued_at = Clock::now();
   st.runner->queue_step(work.batch, st.rows, fed);
+  keep_for_continuation(st, work);
   for (std::size_t r = 0; r < seqs.size(); ++r) {
     seqs[r]->queued_step = work.step;
     seqs[r]->queued_row = static_cast<std::int32_t>(r);

@@ -27,8 +27,9 @@ class ModelRunner {
   // device and returns, collect_step() brings the oldest queued step's tokens back, so that the
   // next step is queued while the one ahead of it runs. A fed step is queued behind one not
   // collected yet: its token id -1 - r stands for the token that step samples in row r. At most
-  // two steps are queued at once. rows as for execute_and_sample (read before queue_step
-  // returns). This default queues nothing: can_queue is false and the others throw.
+  // two steps are queued at once. rows as for execute_and_sample; the batch and rows are read
+  // before queue_step returns. This default queues nothing: can_queue is false and the others
+  // throw.
   virtual bool can_queue(std::size_t /*rows*/) const { return false; }
   virtual void queue_step(const Batch& batch, std::span<const SamplerRow> rows, bool fed);
   // Whether the oldest queued step's tokens are back (collect_step would not wait).

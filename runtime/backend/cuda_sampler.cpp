@@ -57,11 +57,11 @@ void CudaSampler::queue(const Tensor& logits, std::span<const SamplerRow> rows) 
   // The slot's previous sampling was collected: its copies are done, its buffers free.
   Slot& slot = slots_[(oldest_ + queued_) % kMaxQueued];
   ++queued_;
-  slot.vocab = static_cast<int>(logits.dim(1));
+  const int vocab = static_cast<int>(logits.dim(1));
   slot.top_logprobs.clear();
   for (const SamplerRow& row : rows) {
     const std::optional<int> k = row.params->logprobs;
-    slot.top_logprobs.push_back(k ? std::min({*k, slot.vocab, cuda::kMaxTopLogprobs}) : -1);
+    slot.top_logprobs.push_back(k ? std::min({*k, vocab, cuda::kMaxTopLogprobs}) : -1);
   }
   // A fed step names this sampling's rows; another has nothing to name.
   ops_.set_sampled_rows(feeds(rows.size()) ? n : 0);
@@ -69,7 +69,7 @@ void CudaSampler::queue(const Tensor& logits, std::span<const SamplerRow> rows) 
     MV_CUDA_CHECK(cudaEventRecord(slot.copied, stream_));
     return;
   }
-  slot.inputs.build(rows, slot.vocab);
+  slot.inputs.build(rows, vocab);
 
   // Everything the kernel reads, in one upload. Both parts keep their alignment: the rows'
   // size is a multiple of 8, adjustments need 4.
@@ -89,7 +89,7 @@ void CudaSampler::queue(const Tensor& logits, std::span<const SamplerRow> rows) 
       sampled_bytes + static_cast<std::size_t>(slot.inputs.num_top()) * sizeof(cuda::TopLogits);
   slot.out.reserve(out_bytes);
   MV_CUDA_CHECK(cuda::launch_sample_rows(
-      logits.data_as<float>(), n, slot.vocab,
+      logits.data_as<float>(), n, vocab,
       reinterpret_cast<const cuda::SamplingRow*>(slot.in.device()),
       adjustments.empty()
           ? nullptr

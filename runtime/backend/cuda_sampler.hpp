@@ -58,7 +58,6 @@ class CudaSampler final : public DeviceSampler {
     Staging in;   // rows, then adjustments
     Staging out;  // SampledRows, then TopLogits
     std::vector<int> top_logprobs;  // per row: how many top logprobs, -1 for no logprobs
-    int vocab = 0;
     cudaEvent_t copied = nullptr;  // the results are on the host
   };
 

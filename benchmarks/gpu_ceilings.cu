@@ -18,16 +18,15 @@
 namespace {
 
 using minivllm::bench::check;
+using minivllm::bench::DeviceMemory;
 using minivllm::bench::median_ms;
 
-void* device_random_bf16(std::size_t n, std::mt19937& rng) {
+void fill_random_bf16(const DeviceMemory& d, std::size_t n, std::mt19937& rng) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<std::uint16_t> host(n);
   for (auto& h : host) h = minivllm::f32_to_bf16(dist(rng));
-  void* d = nullptr;
-  check(cudaMalloc(&d, n * sizeof(std::uint16_t)), "cudaMalloc");
-  check(cudaMemcpy(d, host.data(), n * sizeof(std::uint16_t), cudaMemcpyHostToDevice), "upload");
-  return d;
+  check(cudaMemcpy(d.get(), host.data(), n * sizeof(std::uint16_t), cudaMemcpyHostToDevice),
+        "upload");
 }
 
 // Reads `words` 16-byte words, `kUnroll` independent loads in flight per thread, streaming past
@@ -53,77 +52,93 @@ __global__ void read_stream(const uint4* __restrict__ src, std::size_t words, un
   if (acc == 0x12345678u) *sink = acc;
 }
 
+struct Timed {
+  float ms = 0;
+  double rate = 0;  // TFLOP/s or GB/s
+};
+
+// C[m,n] = A[m,k] B[k,n] at m = n = k = dim, bf16 in and out, fp32 accumulation.
+Timed gemm_ceiling(int dim) {
+  std::mt19937 rng(std::random_device{}());
+  const std::size_t elems = static_cast<std::size_t>(dim) * dim;
+  DeviceMemory a(elems * sizeof(std::uint16_t)), b(elems * sizeof(std::uint16_t)),
+      c(elems * sizeof(std::uint16_t));
+  fill_random_bf16(a, elems, rng);
+  fill_random_bf16(b, elems, rng);
+  cublasHandle_t handle;
+  check(cublasCreate(&handle), "cublasCreate");
+  const float alpha = 1.0f, beta = 0.0f;
+  Timed t;
+  t.ms = median_ms(5, 20, [&] {
+    check(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim, &alpha, a.get(),
+                       CUDA_R_16BF, dim, b.get(), CUDA_R_16BF, dim, &beta, c.get(), CUDA_R_16BF,
+                       dim, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+          "cublasGemmEx");
+  });
+  t.rate = 2.0 * dim * dim * static_cast<double>(dim) / (t.ms * 1e-3) / 1e12;
+  cublasDestroy(handle);
+  return t;
+}
+
+// Device-to-device copy of `bytes` from src to dst, counting bytes read + written.
+Timed copy_ceiling(const DeviceMemory& src, const DeviceMemory& dst, std::size_t bytes) {
+  Timed t;
+  t.ms = median_ms(3, 20, [&] {
+    check(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice),
+          "cudaMemcpyAsync");
+  });
+  t.rate = 2.0 * static_cast<double>(bytes) / (t.ms * 1e-3) / 1e9;
+  return t;
+}
+
+// The fastest read of `bytes` of src (filled with 0x5A) over blocks of 256-1024 threads, 1-8
+// blocks per SM resident; each launch's rate is printed. `blocks` and `threads` get the best.
+Timed read_ceiling(const cudaDeviceProp& prop, const DeviceMemory& src, std::size_t bytes,
+                   unsigned* sink, int& blocks, int& threads) {
+  const std::size_t words = bytes / sizeof(uint4);
+  Timed best;
+  for (const int block_threads : {256, 512, 1024}) {
+    for (const int per_sm : {1, 2, 4, 8}) {
+      if (block_threads * per_sm > prop.maxThreadsPerMultiProcessor) continue;
+      const int grid = prop.multiProcessorCount * per_sm;
+      const float ms = median_ms(3, 20, [&] {
+        read_stream<<<grid, block_threads>>>(reinterpret_cast<const uint4*>(src.get()), words,
+                                             sink);
+        check(cudaGetLastError(), "read_stream");
+      });
+      const double gbs = static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
+      std::printf("read %d blocks x %d threads: %.0f GB/s\n", grid, block_threads, gbs);
+      if (best.ms == 0 || ms < best.ms) best = {ms, gbs}, blocks = grid, threads = block_threads;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 int main() {
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
-  std::mt19937 rng(std::random_device{}());
-
-  // GEMM: C[m,n] = A[m,k] B[k,n], bf16 in and out, fp32 accumulation.
   const int dim = 8192;
-  const std::size_t elems = std::size_t{dim} * dim;
-  void* a = device_random_bf16(elems, rng);
-  void* b = device_random_bf16(elems, rng);
-  void* c = nullptr;
-  check(cudaMalloc(&c, elems * sizeof(std::uint16_t)), "cudaMalloc");
-  cublasHandle_t handle;
-  check(cublasCreate(&handle), "cublasCreate");
-  const float alpha = 1.0f, beta = 0.0f;
-  float gemm_ms = median_ms(5, 20, [&] {
-    check(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim, &alpha, a, CUDA_R_16BF,
-                       dim, b, CUDA_R_16BF, dim, &beta, c, CUDA_R_16BF, dim, CUBLAS_COMPUTE_32F,
-                       CUBLAS_GEMM_DEFAULT),
-          "cublasGemmEx");
-  });
-  double tflops = 2.0 * dim * dim * static_cast<double>(dim) / (gemm_ms * 1e-3) / 1e12;
-  cublasDestroy(handle);
-  cudaFree(a);
-  cudaFree(b);
-  cudaFree(c);
+  const Timed gemm = gemm_ceiling(dim);
 
-  // Copy: 2 GiB device to device, far past the L2.
+  // 2 GiB buffers, far past the L2.
   const std::size_t bytes = std::size_t{2} << 30;
-  void* src = nullptr;
-  void* dst = nullptr;
-  check(cudaMalloc(&src, bytes), "cudaMalloc");
-  check(cudaMalloc(&dst, bytes), "cudaMalloc");
-  check(cudaMemset(src, 0x5A, bytes), "cudaMemset");
-  float copy_ms = median_ms(3, 20, [&] {
-    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
-  });
-  double copy_gbs = 2.0 * static_cast<double>(bytes) / (copy_ms * 1e-3) / 1e9;
-
-  // Read: the same 2 GiB source, blocks of 256-1024 threads, 1-8 blocks per SM resident.
-  unsigned* sink = static_cast<unsigned*>(dst);
-  const std::size_t words = bytes / sizeof(uint4);
-  float read_ms = 0;
-  int read_threads = 0, read_blocks = 0;
-  for (const int threads : {256, 512, 1024}) {
-    for (const int per_sm : {1, 2, 4, 8}) {
-      if (threads * per_sm > prop.maxThreadsPerMultiProcessor) continue;
-      const int blocks = prop.multiProcessorCount * per_sm;
-      const float ms = median_ms(3, 20, [&] {
-        read_stream<<<blocks, threads>>>(static_cast<const uint4*>(src), words, sink);
-        check(cudaGetLastError(), "read_stream");
-      });
-      std::printf("read %d blocks x %d threads: %.0f GB/s\n", blocks, threads,
-                  static_cast<double>(bytes) / (ms * 1e-3) / 1e9);
-      if (read_threads == 0 || ms < read_ms) read_ms = ms, read_threads = threads, read_blocks = blocks;
-    }
-  }
-  double read_gbs = static_cast<double>(bytes) / (read_ms * 1e-3) / 1e9;
-  cudaFree(src);
-  cudaFree(dst);
+  DeviceMemory src(bytes), dst(bytes);
+  check(cudaMemset(src.get(), 0x5A, bytes), "cudaMemset");
+  const Timed copy = copy_ceiling(src, dst, bytes);
+  int read_blocks = 0, read_threads = 0;
+  const Timed read = read_ceiling(prop, src, bytes, reinterpret_cast<unsigned*>(dst.get()),
+                                  read_blocks, read_threads);
 
   std::printf("| device | bf16 GEMM %d^3 | D2D copy (read+write) | HBM read (best launch) |\n"
               "|---|---|---|---|\n", dim);
   std::printf("| %s | %.1f TFLOP/s (%.3f ms) | %.0f GB/s (%.3f ms for 2 GiB) | %.0f GB/s (%.3f ms; "
               "%d x %d threads) |\n",
-              prop.name, tflops, gemm_ms, copy_gbs, copy_ms, read_gbs, read_ms, read_blocks,
+              prop.name, gemm.rate, gemm.ms, copy.rate, copy.ms, read.rate, read.ms, read_blocks,
               read_threads);
   std::printf("{\"device\":\"%s\",\"gemm_bf16_8192_tflops\":%.1f,\"gemm_ms\":%.4f,"
               "\"copy_gbs\":%.1f,\"copy_ms\":%.4f,\"read_gbs\":%.1f,\"read_ms\":%.4f}\n",
-              prop.name, tflops, gemm_ms, copy_gbs, copy_ms, read_gbs, read_ms);
+              prop.name, gemm.rate, gemm.ms, copy.rate, copy.ms, read.rate, read.ms);
   return 0;
 }

@@ -27,8 +27,8 @@ namespace {
 using namespace minivllm;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::int32_t kBlockSize = 256;
-constexpr int kWarmup = 3;
+using bench::kBlockSize;
+using bench::kWarmup;
 constexpr int kSteps = 20;
 constexpr std::int32_t kBatchSizes[] = {1, 8, 32, 64, 128, 256};
 

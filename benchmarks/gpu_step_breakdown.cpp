@@ -29,8 +29,8 @@ namespace {
 using namespace minivllm;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::int32_t kBlockSize = 256;
-constexpr int kWarmup = 3;
+using bench::kBlockSize;
+using bench::kWarmup;
 constexpr int kSteps = 10;
 
 // Forwards every op to CudaOps, bracketing each with a pair of events on its stream.

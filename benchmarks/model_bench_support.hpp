@@ -1,6 +1,6 @@
 #pragma once
-// What the whole-model GPU benchmarks share: their arguments, batches of equal sequences on
-// disjoint cache blocks, and the median of their timings.
+// What the whole-model GPU benchmarks share: their arguments, cache block size and warm-up,
+// batches of equal sequences on disjoint cache blocks, and the median of their timings.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +12,11 @@
 #include "model/batch_builder.hpp"
 
 namespace minivllm::bench {
+
+// configs/qwen3-0.6b-h200.toml's block size, so that the figures are the engine's.
+constexpr std::int32_t kBlockSize = 256;
+// Untimed steps before the timed ones.
+constexpr int kWarmup = 3;
 
 struct ModelBenchArgs {
   const char* model_dir;

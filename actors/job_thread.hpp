@@ -69,15 +69,13 @@ class JobThread {
    public:
     explicit Queue(std::chrono::microseconds spin) : spin_(spin) {}
 
+    // Notifies under the lock: once it is released, the woken thread may run a job that
+    // destroys this queue's last owner.
     void push(Job job) {
-      bool sleeping = false;
-      {
-        std::lock_guard lock(mutex_);
-        jobs_.push_back(std::move(job));
-        ready_.store(true, std::memory_order_release);
-        sleeping = sleeping_;
-      }
-      if (sleeping) wake_.notify_one();  // a busy or spinning thread finds the job by itself
+      std::lock_guard lock(mutex_);
+      jobs_.push_back(std::move(job));
+      ready_.store(true, std::memory_order_release);
+      if (sleeping_) wake_.notify_one();  // a busy or spinning thread finds the job by itself
     }
 
     // The next job, waiting for one; false once stopped.
@@ -115,8 +113,8 @@ class JobThread {
         stopped_ = true;
         ready_.store(true, std::memory_order_release);
         dropped.swap(jobs_);
+        wake_.notify_one();  // under the lock, as in push
       }
-      wake_.notify_one();
     }
 
    private:

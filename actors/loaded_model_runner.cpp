@@ -4,6 +4,7 @@
 
 #include <minivllm/error.hpp>
 
+#include "backend/cpu_ops.hpp"
 #include "backend/make_ops.hpp"
 #include "backend/make_sampler.hpp"
 #include "engine/backend_model_runner.hpp"
@@ -18,20 +19,21 @@ namespace {
 // hundreds of CUDA graphs; longer contexts capture theirs on first use.
 constexpr std::int64_t kPreparedDecodeContext = 4096;
 
-std::int64_t max_model_len(const Config& config, const LoadedModel& model) {
-  return config.model.max_model_len > 0 ? config.model.max_model_len
-                                        : model.config.max_position_embeddings;
-}
-
 // cache.num_blocks, or when 0 on a GPU what fits in the device memory left after the weights.
 std::int64_t cache_blocks(const Config& config, const LoadedModel& model) {
-  if (config.cache.num_blocks > 0) return config.cache.num_blocks;
+  if (config.cache.num_blocks > 0) {
+    check_kv_cache_fits(model.model->kv_cache_spec(), config.cache.block_size,
+                        kv_cache_dtype(config), config.cache.num_blocks, free_backend_memory(config),
+                        config.runtime.backend == Backend::cuda ? "free device memory"
+                                                                : "available host memory");
+    return config.cache.num_blocks;
+  }
   return kv_cache_blocks_for_memory(
       model.model->kv_cache_spec(), config.cache.block_size, kv_cache_dtype(config),
-      free_cuda_memory(), config.cache.gpu_memory_utilization,
+      free_backend_memory(config), config.cache.gpu_memory_utilization,
       activation_reserve_bytes(model.config, config.scheduler.max_num_batched_tokens,
                                config.scheduler.max_num_seqs),
-      max_model_len(config, model));
+      resolve_max_model_len(config, model.config));
 }
 
 class LoadedModelRunner final : public ModelRunner {
@@ -45,7 +47,7 @@ class LoadedModelRunner final : public ModelRunner {
                 allocate_kv_cache(*ops_, model_.model->kv_cache_spec(), num_blocks_,
                                   config.cache.block_size, kv_cache_dtype(config)),
                 static_cast<int>(model_.config.vocab_size), make_device_sampler(*ops_)) {
-    const std::int64_t context = std::min(max_model_len(config, model_), kPreparedDecodeContext);
+    const std::int64_t context = std::min(resolve_max_model_len(config, model_.config), kPreparedDecodeContext);
     const std::int64_t block_size = config.cache.block_size;
     runner_.prepare_decode(config.scheduler.max_num_seqs,
                            static_cast<std::int32_t>((context + block_size - 1) / block_size));
@@ -81,6 +83,12 @@ LoadedRunner load_model_runner(const Config& config) {
   auto runner = std::make_unique<LoadedModelRunner>(config);
   const std::int64_t num_blocks = runner->num_blocks();
   return {std::move(runner), num_blocks};
+}
+
+void check_model_folder(const Config& config) {
+  const PluginRegistry plugins = PluginRegistry::load(config.runtime.plugin_dirs);
+  CpuOps ops;
+  load_model(plugins, config.model.path, ops);
 }
 
 }  // namespace minivllm

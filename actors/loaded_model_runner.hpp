@@ -19,4 +19,9 @@ struct LoadedRunner {
 // the cpu backend, size not given).
 LoadedRunner load_model_runner(const Config& config);
 
+// The checks load_model_runner makes of the model folder (a plugin for its architecture, every
+// tensor's name, dtype and shape), by loading it on the CPU backend without a KV cache; throws
+// what loading would. `minivllm info` runs them.
+void check_model_folder(const Config& config);
+
 }  // namespace minivllm

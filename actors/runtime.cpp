@@ -20,8 +20,7 @@ namespace minivllm {
 RuntimeSpec runtime_spec(const Config& config) {
   const ModelConfig model = load_model_config(config.model.path / "config.json");
   RuntimeSpec spec;
-  const std::int64_t max_model_len =
-      config.model.max_model_len > 0 ? config.model.max_model_len : model.max_position_embeddings;
+  const std::int64_t max_model_len = resolve_max_model_len(config, model);
   spec.engine.scheduler = {static_cast<int>(config.scheduler.max_num_seqs),
                            static_cast<int>(config.scheduler.max_num_batched_tokens),
                            static_cast<int>(max_model_len),

@@ -18,12 +18,6 @@ struct GreedyGolden {
 };
 
 // tests/data/golden/<model>.json's greedy[] entries.
-//
-// The golden generator let transformers infer an attention mask from pad token id 0: a prompt
-// holding id 0 ("!") had that token masked out of attention and the positions shifted, which is
-// not plain greedy decoding (reproduced by hand: "!" at RoPE position 0, invisible as a key,
-// decode positions from 1). For such a prompt the expectation is only the first token, taken from
-// the forward golden's top-1 at the prompt's last position, with its margin.
 std::vector<GreedyGolden> load_greedy_goldens(const std::string& model);
 
 }  // namespace minivllm::testing

@@ -54,11 +54,14 @@ Tensor CpuOps::empty(const Shape& shape, DType dtype) {
 
 Tensor CpuOps::from_host(const void* data, DType dtype, const Shape& shape) {
   Tensor t = empty(shape, dtype);
-  std::memcpy(t.data(), data, t.nbytes());
+  // An empty copy may come with a null source, which memcpy must not be given even for 0 bytes.
+  if (t.nbytes() > 0) std::memcpy(t.data(), data, t.nbytes());
   return t;
 }
 
-void CpuOps::to_host(const Tensor& t, void* dst) { std::memcpy(dst, t.data(), t.nbytes()); }
+void CpuOps::to_host(const Tensor& t, void* dst) {
+  if (t.nbytes() > 0) std::memcpy(dst, t.data(), t.nbytes());
+}
 
 Tensor CpuOps::embedding(const Tensor& table, const Batch& batch) {
   require_weight(table, 2, "embedding");

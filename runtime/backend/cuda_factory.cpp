@@ -1,6 +1,10 @@
 // make_ops's CUDA half in a build with CUDA.
 #include <cuda_runtime_api.h>
 
+#include <string>
+
+#include <minivllm/error.hpp>
+
 #include "backend/cuda_check.hpp"
 #include "backend/cuda_ops.hpp"
 #include "backend/make_ops.hpp"
@@ -8,6 +12,16 @@
 namespace minivllm {
 
 std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype, bool cuda_graphs) {
+  // Without a GPU the runtime answers cudaErrorNoDevice or cudaErrorInsufficientDriver (no
+  // driver at all): say what the user needs to know rather than the driver's words.
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0)
+    throw Error(std::string("runtime.backend = \"cuda\": no CUDA device found (") +
+                (status == cudaSuccess ? "cudaGetDeviceCount found 0 devices"
+                                       : std::string(cudaGetErrorName(status)) + ": " +
+                                             cudaGetErrorString(status)) +
+                "); use runtime.backend = \"cpu\" on a machine without a GPU");
   return std::make_unique<CudaOps>(compute_dtype, 0, cuda_graphs);
 }
 

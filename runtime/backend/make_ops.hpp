@@ -18,6 +18,10 @@ std::unique_ptr<Ops> make_ops(const Config& config);
 // The dtype the backend's KV cache must have: f32 on the CPU, the compute dtype on CUDA.
 DType kv_cache_dtype(const Config& config);
 
+// Memory the KV cache may take on the config's backend, in bytes: the current CUDA device's free
+// memory (call on the ops' thread), or the host's MemAvailable (/proc/meminfo) on the CPU.
+std::int64_t free_backend_memory(const Config& config);
+
 // The CUDA half (cuda_factory*.cpp). make_cuda_ops: a CudaOps on device 0.
 std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype, bool cuda_graphs);
 // Free memory of the current CUDA device in bytes (cudaMemGetInfo); call on the ops' thread.

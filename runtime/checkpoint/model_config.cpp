@@ -78,7 +78,7 @@ class Fields {
 
  private:
   const json& j_;
-  const std::string& origin_;
+  std::string origin_;  // a copy: callers pass temporaries ("<file> rope_scaling")
 };
 
 Llama3RopeScaling parse_rope_scaling(const json& j, const std::string& origin) {

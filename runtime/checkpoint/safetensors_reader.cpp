@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -78,14 +79,21 @@ TensorView read_entry(const std::filesystem::path& path, const std::string& name
   auto shape = entry.find("shape");
   if (shape == entry.end() || !shape->is_array())
     fail(path, "tensor '" + name + "': missing or non-array shape");
-  std::uint64_t numel = 1;
+  // Checked arithmetic, so that no product of dimensions wraps here or downstream (Shape holds
+  // int64s): the bytes of the non-zero dimensions must fit an int64, whatever order they come in
+  // and wherever a zero dimension sits. The byte count is then held against data_offsets.
+  std::int64_t nonzero_bytes = static_cast<std::int64_t>(dtype_size(t.dtype));
+  bool has_zero = false, too_large = false;
   for (const json& d : *shape) {
-    std::uint64_t dim = non_negative(path, name, "shape", d);
-    if (dim != 0 && numel > (std::uint64_t{1} << 62) / dim)
-      fail(path, "tensor '" + name + "': shape " + shape->dump() + " is too large");
-    numel *= dim;
-    t.shape.push_back(static_cast<std::int64_t>(dim));
+    const std::uint64_t dim = non_negative(path, name, "shape", d);
+    if (dim > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) too_large = true;
+    const auto signed_dim = static_cast<std::int64_t>(dim);
+    if (dim == 0) has_zero = true;
+    else too_large |= __builtin_mul_overflow(nonzero_bytes, signed_dim, &nonzero_bytes);
+    t.shape.push_back(signed_dim);
   }
+  if (too_large) fail(path, "tensor '" + name + "': shape " + shape->dump() + " is too large");
+  const std::uint64_t expected = has_zero ? 0 : static_cast<std::uint64_t>(nonzero_bytes);
 
   auto offsets = entry.find("data_offsets");
   if (offsets == entry.end() || !offsets->is_array() || offsets->size() != 2)
@@ -98,7 +106,6 @@ TensorView read_entry(const std::filesystem::path& path, const std::string& name
     fail(path, "tensor '" + name + "': data_offsets " + offsets->dump() +
                    " run past the end of the data (" + std::to_string(data_size) +
                    " bytes; the file is truncated or the offsets are wrong)");
-  std::uint64_t expected = numel * dtype_size(t.dtype);
   if (end - begin != expected)
     fail(path, "tensor '" + name + "': shape " + shape->dump() + " of " +
                    std::string(dtype_name(t.dtype)) + " needs " + std::to_string(expected) +

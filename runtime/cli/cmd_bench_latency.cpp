@@ -104,6 +104,12 @@ caf::behavior level_driver(caf::event_based_actor* self, engine_actor engine,
   };
 }
 
+// Sends the runtime its shutdown when destroyed.
+struct RuntimeShutdown {
+  engine_actor engine;
+  ~RuntimeShutdown() { caf::anon_send(engine, shutdown_atom_v); }
+};
+
 struct Summary {
   std::size_t count = 0;
   double p50 = 0, p90 = 0, p99 = 0, mean = 0;
@@ -234,11 +240,14 @@ void run_latency(const LatencyOptions& o) {
   set_low_latency_scheduling(cfg);
   caf::actor_system sys{cfg};
   const engine_actor engine = spawn_runtime(sys, std::move(spec));
+  // The actor system's destructor waits for every actor: the runtime must be told to stop on
+  // every way out of here, a failed request's exception included.
+  const RuntimeShutdown shutdown{engine};
   std::mt19937_64 rng(o.seed);
   // One short request first: a device's first step pays for set-up that no level should.
   LatencyOptions warm_up = o;
   warm_up.max_tokens = std::min(o.max_tokens, 4);
-  run_level(sys, engine, make_requests(warm_up, 1, 0, vocab_size, rng), 1);
+  measure(run_level(sys, engine, make_requests(warm_up, 1, 0, vocab_size, rng), 1), 1);
 
   nlohmann::json levels = nlohmann::json::array();
   for (int concurrency : o.concurrency) {
@@ -259,8 +268,6 @@ void run_latency(const LatencyOptions& o) {
                       {"itl_ms", json_of(r.itl)},
                       {"e2e_ms", json_of(r.e2e)}});
   }
-  caf::anon_send(engine, shutdown_atom_v);
-
   nlohmann::json result = bench_run_info(config);
   result.update({{"bench", "latency"},
                  {"settings",

@@ -1,10 +1,14 @@
-// minivllm info: resolve a launch configuration and check its model folder, without running it.
+// minivllm info: resolve a launch configuration and check its model folder as generate would
+// before it runs (the same loading code, on the CPU backend, without a KV cache).
 #include <cstdio>
 #include <memory>
 
 #include <CLI/CLI.hpp>
 
+#include <minivllm/actors/runtime.hpp>
 #include <minivllm/model_config.hpp>
+
+#include "actors/loaded_model_runner.hpp"
 
 #include "checkpoint/safetensors.hpp"
 #include "cli/commands.hpp"
@@ -19,6 +23,10 @@ void add_info_command(CLI::App& app) {
   options->add_to(*cmd);
   cmd->callback([options] {
     const Config config = options->load();
+    // What generate checks before it runs: the engine's side (config.json, max_model_len, the
+    // scheduler's limits, the tokenizer), then the worker's (the plugin, every tensor).
+    runtime_spec(config);
+    check_model_folder(config);
     const ModelConfig model = load_model_config(config.model.path / "config.json");
     const Checkpoint checkpoint = Checkpoint::open(config.model.path);
     std::int64_t params = 0;

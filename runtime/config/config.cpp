@@ -33,11 +33,14 @@ struct Key {
 template <class T>
 using Field = T& (*)(Config&);
 
+// The engine keeps these settings in 32-bit ints: the default upper bound is the largest one, so a
+// value is never narrowed on its way there.
+constexpr std::int64_t kIntMax = std::numeric_limits<std::int32_t>::max();
+
 Key integer_key(std::string section, std::string name, Field<std::int64_t> field, std::int64_t lo,
-                std::int64_t hi = std::numeric_limits<std::int64_t>::max()) {
-  std::string expected = hi == std::numeric_limits<std::int64_t>::max()
-                             ? "an integer >= " + std::to_string(lo)
-                             : "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+                std::int64_t hi = kIntMax, std::string expected = "") {
+  if (expected.empty())
+    expected = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   return {std::move(section), std::move(name), std::move(expected), false,
           [=](const toml::node& v, const Origin&, Config& c) {
             auto x = v.value_exact<std::int64_t>();
@@ -156,7 +159,7 @@ const std::vector<Key>& schema() {
                [](Config& c) -> bool& { return c.scheduler.enable_chunked_prefill; }),
       integer_key("parallel", "tensor_parallel_size",
                   [](Config& c) -> std::int64_t& { return c.parallel.tensor_parallel_size; }, 1,
-                  64),
+                  1, "1 (tensor parallelism over several GPUs is not supported yet)"),
   };
   return keys;
 }
@@ -299,6 +302,17 @@ Config load_config(const fs::path& file, const std::vector<std::string>& overrid
     throw Error(message);
   }
   return config;
+}
+
+std::int64_t resolve_max_model_len(const Config& config, const ModelConfig& model) {
+  const std::int64_t limit = model.max_position_embeddings;
+  if (config.model.max_model_len == 0) return limit;
+  if (config.model.max_model_len > limit)
+    throw Error("model.max_model_len = " + std::to_string(config.model.max_model_len) +
+                " is above the model's max_position_embeddings = " + std::to_string(limit) + " (" +
+                (config.model.path / "config.json").string() + "); set at most " +
+                std::to_string(limit) + ", or 0 for the model's own limit");
+  return config.model.max_model_len;
 }
 
 std::string_view backend_name(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }

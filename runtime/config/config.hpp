@@ -3,9 +3,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <minivllm/dtype.hpp>
+#include <minivllm/model_config.hpp>
 
 namespace minivllm {
 
@@ -57,6 +59,16 @@ struct Config {
 // model.path) is collected and thrown as one minivllm::Error naming the file (or --set), line,
 // key and what was expected: no Config comes back half-read.
 Config load_config(const std::filesystem::path& file, const std::vector<std::string>& overrides);
+
+// The same from TOML text already in memory (load_config reads the file and calls this; the
+// fuzzer calls it directly): `name` stands for the file in errors, relative paths in the text
+// resolve against `base_dir`. Reads no file.
+Config parse_config(std::string_view toml_text, const std::string& name,
+                    const std::filesystem::path& base_dir, const std::vector<std::string>& overrides);
+
+// model.max_model_len against the model: its max_position_embeddings when 0; an error naming the
+// key and the limit when above it (RoPE was not trained past it, and nothing here extends it).
+std::int64_t resolve_max_model_len(const Config& config, const ModelConfig& model);
 
 // The resolved configuration as TOML text (paths absolute), for logs and `minivllm info`.
 std::string to_toml(const Config& config);

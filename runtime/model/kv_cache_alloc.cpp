@@ -26,6 +26,21 @@ std::int64_t kv_cache_bytes_per_block(const KvCacheSpec& spec, std::int64_t bloc
          static_cast<std::int64_t>(dtype_size(dtype));
 }
 
+void check_kv_cache_fits(const KvCacheSpec& spec, std::int64_t block_size, DType dtype,
+                         std::int64_t num_blocks, std::int64_t available_bytes,
+                         const std::string& memory) {
+  const std::int64_t per_block = kv_cache_bytes_per_block(spec, block_size, dtype);
+  if (per_block < 1 || num_blocks <= available_bytes / per_block) return;
+  constexpr double MiB = 1 << 20;
+  throw Error("cache.num_blocks = " + std::to_string(num_blocks) + " needs " +
+              std::to_string(static_cast<std::int64_t>(static_cast<double>(per_block) *
+                                                       static_cast<double>(num_blocks) / MiB)) +
+              " MiB for the KV cache, more than the " +
+              std::to_string(static_cast<std::int64_t>(static_cast<double>(available_bytes) / MiB)) +
+              " MiB of " + memory + "; at most " + std::to_string(available_bytes / per_block) +
+              " blocks of " + std::to_string(per_block) + " bytes fit");
+}
+
 std::int64_t activation_reserve_bytes(const ModelConfig& model, std::int64_t max_num_batched_tokens,
                                       std::int64_t max_num_seqs) {
   constexpr std::int64_t f32 = 4;

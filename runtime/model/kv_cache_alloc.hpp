@@ -1,6 +1,7 @@
 #pragma once
 // Allocating the paged KV cache a model asks for (Model::kv_cache_spec) on a backend.
 #include <cstdint>
+#include <string>
 
 #include <minivllm/kv_cache.hpp>
 #include <minivllm/model_config.hpp>
@@ -15,6 +16,13 @@ KvCacheView allocate_kv_cache(Ops& ops, const KvCacheSpec& spec, std::int64_t nu
 
 // Bytes one block takes over all layers: keys and values of block_size tokens.
 std::int64_t kv_cache_bytes_per_block(const KvCacheSpec& spec, std::int64_t block_size, DType dtype);
+
+// cache.num_blocks given by hand: throws minivllm::Error naming the key, the bytes its blocks
+// need and how many blocks fit when they need more than `available_bytes` (`memory`: what that
+// is, for the message), instead of failing in the allocator.
+void check_kv_cache_fits(const KvCacheSpec& spec, std::int64_t block_size, DType dtype,
+                         std::int64_t num_blocks, std::int64_t available_bytes,
+                         const std::string& memory);
 
 // Device memory kept back from the KV cache for one step's activations (cache.num_blocks = 0):
 // max_num_batched_tokens rows of the model's widest activation (hidden, q+k+v, 2 x intermediate)

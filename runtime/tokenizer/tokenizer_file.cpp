@@ -207,6 +207,7 @@ TokenizerSpec parse_tokenizer_spec(std::string_view tokenizer_json,
                                    std::string_view tokenizer_config_json, std::string_view where) {
   const Reader r(where);
   TokenizerSpec spec;
+  const char* reading = "tokenizer.json";  // which file a JSON error is in, for its message
   try {
     const json file = json::parse(tokenizer_json);
     spec.normalization = r.normalizer(file.value("normalizer", json()));
@@ -220,6 +221,7 @@ TokenizerSpec parse_tokenizer_spec(std::string_view tokenizer_json,
     spec.added_tokens =
         r.added_tokens(file.value("added_tokens", json::array()), spec.normalization);
 
+    reading = "tokenizer_config.json";
     const json config = json::parse(tokenizer_config_json);
     spec.bos_token = token_name(config, "bos_token");
     spec.eos_token = token_name(config, "eos_token");
@@ -231,7 +233,7 @@ TokenizerSpec parse_tokenizer_spec(std::string_view tokenizer_json,
           spec.chat_template = named.at("template").get<std::string>();
     }
   } catch (const json::exception& e) {
-    r.fail(std::string("malformed tokenizer file: ") + e.what());
+    r.fail(std::string("malformed ") + reading + ": " + e.what());
   }
   return spec;
 }

@@ -5,7 +5,9 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -45,7 +47,8 @@ class Cli : public ::testing::TestWithParam<std::string> {
 
   // minivllm <subcommand...> --config <model's config> --set <test paths> <args>
   CliRun minivllm(const std::vector<std::string>& subcommand, const std::vector<std::string>& args) {
-    std::string command = quoted(testing::minivllm_bin().string());
+    // Bounded, so that a launcher that hangs fails its test (exit 124) instead of meson's run.
+    std::string command = "timeout 240 " + quoted(testing::minivllm_bin().string());
     for (const std::string& word : subcommand) command += " " + word;
     command += " --config " + quoted(testing::tiny_config_file(GetParam()).string());
     for (const std::string& s : testing::tiny_overrides(GetParam())) command += " --set " + quoted(s);
@@ -246,6 +249,78 @@ TEST_P(Cli, BenchLatencyRefusesBadLevels) {
                                                      (dir_ / "latency.json").string()});
   EXPECT_NE(run.exit_code, 0);
   EXPECT_NE(run.err.find("--concurrency"), std::string::npos) << run.err;
+}
+
+// A failed request once left the actor system waiting for a shutdown nobody sent: no output,
+// no exit.
+TEST_P(Cli, BenchLatencyReportsAFailedRequestAndExits) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--prompt-len", "2000", "--set", "model.max_model_len=1024"}, "max_model_len"},
+      {{"--temperature", "-1"}, "temperature"},
+  };
+  for (const auto& [flags, field] : cases) {
+    std::vector<std::string> args = {"--concurrency", "1", "--num-requests", "1", "--max-tokens",
+                                     "4", "--output", (dir_ / "latency.json").string()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const CliRun run = minivllm({"bench", "latency"}, args);
+    EXPECT_EQ(run.exit_code, 1) << flags[0] << ": " << run.err;
+    EXPECT_NE(run.err.find("a request failed"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find(field), std::string::npos) << run.err;
+  }
+}
+
+TEST_P(Cli, LimitsOfTheModelAndTheMachineAreClearErrors) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"model.max_model_len=1000000", "is above the model's max_position_embeddings"},
+      {"cache.num_blocks=2000000000", "cache.num_blocks = 2000000000 needs"},
+      {"parallel.tensor_parallel_size=2", "not supported yet"},
+  };
+  for (const auto& [set, message] : cases) {
+    const CliRun run = generate({"--set", set, "--max-tokens", "2", "--prompt", "Hello"});
+    EXPECT_EQ(run.exit_code, 1) << set;
+    EXPECT_TRUE(run.lines.empty()) << set;
+    EXPECT_NE(run.err.find(message), std::string::npos) << set << ": " << run.err;
+  }
+}
+
+// info runs generate's checks: a folder it accepts, generate loads.
+TEST_P(Cli, InfoRefusesTheModelFoldersGenerateRefuses) {
+  const auto model = testing::user_data_dir() / "models" / GetParam();
+  const CliRun good = minivllm({"info"}, {});
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_NE(good.out.find("# checkpoint:"), std::string::npos) << good.out;
+
+  using Edit = std::function<void(const std::filesystem::path&)>;
+  auto edit_config = [](std::function<void(json&)> change) -> Edit {
+    return [change](const std::filesystem::path& dir) {
+      json config = json::parse(std::ifstream(dir / "config.json"));
+      change(config);
+      std::ofstream(dir / "config.json") << config.dump();
+    };
+  };
+  const std::vector<std::tuple<std::string, Edit, std::string>> cases = {
+      {"unsupported architecture",
+       edit_config([](json& c) { c["architectures"] = {"FooForCausalLM"}; }), "FooForCausalLM"},
+      {"broken tokenizer",
+       [](const std::filesystem::path& dir) { std::ofstream(dir / "tokenizer.json") << "{\"model\": 1"; },
+       "tokenizer.json"},
+      {"wrong tensor shape",
+       edit_config([](json& c) { c["intermediate_size"] = c["intermediate_size"].get<int>() + 8; }),
+       "shape"},
+  };
+  for (const auto& [name, edit, message] : cases) {
+    testing::TempDir folder("bad_model");
+    for (const auto& f : std::filesystem::directory_iterator(model))
+      std::filesystem::copy(f.path(), folder / f.path().filename().string());
+    edit(folder.path());
+    const std::string path_set = "model.path=" + json(folder.path().string()).dump();
+    const CliRun info = minivllm({"info"}, {"--set", path_set});
+    EXPECT_EQ(info.exit_code, 1) << name << ": " << info.out;
+    EXPECT_NE(info.err.find(message), std::string::npos) << name << ": " << info.err;
+    const CliRun run = generate({"--set", path_set, "--max-tokens", "2", "--prompt", "Hi"});
+    EXPECT_EQ(run.exit_code, 1) << name;
+    EXPECT_NE(run.err.find(message), std::string::npos) << name << ": " << run.err;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, Cli, ::testing::Values("tiny-qwen3", "tiny-llama3"),

@@ -76,6 +76,13 @@ TEST(ModelConfig, ErrorsNameFileAndField) {
             std::string::npos);
   EXPECT_NE(error_of("{" + kMinimal + R"(,"eos_token_id":"x"})").find("field 'eos_token_id'"),
             std::string::npos);
+  // An error inside rope_scaling once read its freed origin string (garbled under a normal build,
+  // a use after free under ASan).
+  EXPECT_NE(error_of("{" + kMinimal +
+                     R"(,"rope_scaling":{"rope_type":"llama3","factor":8,"low_freq_factor":1,)"
+                     R"("high_freq_factor":4}})")
+                .find("cfg.json rope_scaling: field 'original_max_position_embeddings': missing"),
+            std::string::npos);
   EXPECT_NE(error_of("{not json").find("cfg.json: not valid JSON"), std::string::npos);
   EXPECT_THROW(load_model_config("/nonexistent/config.json"), Error);
 }

@@ -117,6 +117,12 @@ TEST(Safetensors, MalformedFilesAreClearErrors) {
        "__metadata__ value 'format'"},
       {"huge shape", R"({"t":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})",
        8, UINT64_MAX, "too large"},
+      // 2^62 F32 elements are 2^64 bytes: wrapped to 0, this once matched data_offsets [0,0].
+      {"bytes wrap to zero", R"({"t":{"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,0]}})",
+       0, UINT64_MAX, "too large"},
+      // A dimension above INT64_MAX after a zero one once became -1 in the shape.
+      {"dim past int64", R"({"t":{"dtype":"F32","shape":[0,18446744073709551615],"data_offsets":[0,0]}})",
+       0, UINT64_MAX, "too large"},
   };
   TempDir dir("st_bad");
   for (const MalformedCase& c : cases) {

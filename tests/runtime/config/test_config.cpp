@@ -61,7 +61,7 @@ max_num_seqs = 8
 max_num_batched_tokens = 4096
 enable_chunked_prefill = false
 [parallel]
-tensor_parallel_size = 2
+tensor_parallel_size = 1
 )");
   Config c = load_config(file, {});
   EXPECT_EQ(c.model.path, dir_ / "models/tiny");  // relative to the file's folder
@@ -79,7 +79,7 @@ tensor_parallel_size = 2
   EXPECT_EQ(c.scheduler.max_num_seqs, 8);
   EXPECT_EQ(c.scheduler.max_num_batched_tokens, 4096);
   EXPECT_FALSE(c.scheduler.enable_chunked_prefill);
-  EXPECT_EQ(c.parallel.tensor_parallel_size, 2);
+  EXPECT_EQ(c.parallel.tensor_parallel_size, 1);
 }
 
 TEST_F(ConfigTest, DefaultsForAbsentKeys) {
@@ -140,6 +140,49 @@ TEST_F(ConfigTest, OutOfRangeValuesAreErrors) {
     std::string e = error_of(file);
     EXPECT_NE(e.find(file.string() + ":"), std::string::npos) << c.line << " -> " << e;
     EXPECT_NE(e.find(key + ": expected "), std::string::npos) << c.line << " -> " << e;
+  }
+}
+
+// The engine keeps these keys in 32-bit ints: 2^32 + 1 once ran with max_model_len 1.
+TEST_F(ConfigTest, IntegersAboveTheTypeTheyLandInAreErrors) {
+  const std::vector<std::string> keys = {"model.max_model_len", "cache.num_blocks",
+                                         "scheduler.max_num_seqs",
+                                         "scheduler.max_num_batched_tokens"};
+  for (const std::string& key : keys) {
+    for (const char* value : {"4294967297", "2147483648"}) {
+      const std::string e = error_of({}, {"model.path=m", key + "=" + std::string(value)});
+      EXPECT_NE(e.find(key + ": expected an integer in ["), std::string::npos) << key << "=" << value << " -> " << e;
+      EXPECT_NE(e.find("2147483647]"), std::string::npos) << e;
+    }
+    EXPECT_EQ(error_of({}, {"model.path=m", key + "=2147483647"}), "") << key;
+  }
+}
+
+TEST_F(ConfigTest, TensorParallelismIsNotSupportedYet) {
+  const std::string e =
+      error_of(write("[model]\npath = \"m\"\n[parallel]\ntensor_parallel_size = 2\n"));
+  EXPECT_NE(e.find("test.toml:4: parallel.tensor_parallel_size: expected 1 (tensor parallelism "
+                   "over several GPUs is not supported yet), got 2"),
+            std::string::npos)
+      << e;
+}
+
+TEST_F(ConfigTest, MaxModelLenIsCheckedAgainstTheModel) {
+  ModelConfig model;
+  model.max_position_embeddings = 4096;
+  Config config = load_config({}, {"model.path=m"});
+  EXPECT_EQ(resolve_max_model_len(config, model), 4096);
+  config.model.max_model_len = 4096;
+  EXPECT_EQ(resolve_max_model_len(config, model), 4096);
+  config.model.max_model_len = 4097;
+  try {
+    resolve_max_model_len(config, model);
+    ADD_FAILURE() << "max_model_len 4097 over max_position_embeddings 4096 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model.max_model_len = 4097 is above the model's "
+                                         "max_position_embeddings = 4096"),
+              std::string::npos)
+        << e.what();
   }
 }
 

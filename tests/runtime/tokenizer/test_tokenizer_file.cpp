@@ -114,7 +114,7 @@ TEST(TokenizerFile, RejectsWhatIsNotImplemented) {
   expect_rejected(file, "added token '</s>' has id -5");
   file = small_tokenizer(false, false);
   file["model"]["vocab"]["zz"] = "not a number";
-  expect_rejected(file, "malformed tokenizer file");
+  expect_rejected(file, "malformed tokenizer.json");
   EXPECT_THROW(Tokenizer(parse_tokenizer_spec("{", "{}", "test")), Error);
   EXPECT_THROW(Tokenizer::from_directory("/nonexistent"), Error);
 }

@@ -26,7 +26,10 @@ struct OptionalField {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, SamplingParams& x) {
-  OptionalField seed(x.seed), logprobs(x.logprobs), prompt_logprobs(x.prompt_logprobs);
+  // One declaration each: a declaration deducing two template arguments is ill-formed (clang).
+  OptionalField seed(x.seed);
+  OptionalField logprobs(x.logprobs);
+  OptionalField prompt_logprobs(x.prompt_logprobs);
   return f(caf::meta::type_name("minivllm::SamplingParams"), x.n, x.temperature, x.top_k,
            x.top_p, x.min_p, x.repetition_penalty, x.presence_penalty, x.frequency_penalty,
            seed.present, seed.value, x.max_tokens, x.min_tokens, x.stop,
@@ -62,7 +65,8 @@ typename Inspector::result_type inspect(Inspector& f, PositionLogprobs& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, CompletionOutput& x) {
-  OptionalField stop_str(x.stop_str), stop_token_id(x.stop_token_id);
+  OptionalField stop_str(x.stop_str);
+  OptionalField stop_token_id(x.stop_token_id);
   return f(caf::meta::type_name("minivllm::CompletionOutput"), x.index, x.text, x.token_ids,
            x.logprobs, x.finish_reason, stop_str.present, stop_str.value, stop_token_id.present,
            stop_token_id.value, caf::meta::load_callback([&]() -> caf::error {

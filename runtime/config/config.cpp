@@ -1,5 +1,6 @@
 #include "config/config.hpp"
 
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <sstream>
@@ -7,6 +8,8 @@
 #include <toml++/toml.h>
 
 #include <minivllm/error.hpp>
+
+#include "config/toml_input_guard.hpp"
 
 namespace minivllm {
 namespace {
@@ -205,43 +208,48 @@ void apply(const Key& key, const toml::node& value, const Origin& origin, Config
                      ", got " + show(value));
 }
 
-std::string at_line(const fs::path& file, const toml::node& n) {
-  return file.string() + ":" + std::to_string(n.source().begin.line);
+std::string at_line(const std::string& name, const toml::node& n) {
+  return name + ":" + std::to_string(n.source().begin.line);
 }
 
-void read_file(const fs::path& file, Config& config, std::vector<std::string>& errors) {
+// `name` is what errors call the text ("configs/a.toml"); relative paths resolve against `base`.
+void read_text(std::string_view text, const std::string& name, const fs::path& base, Config& config,
+               std::vector<std::string>& errors) {
+  if (auto problem = check_toml_input(text)) {
+    errors.push_back(name + ":" + std::to_string(problem->line) + ": " + problem->what);
+    return;
+  }
   toml::table root;
   try {
-    root = toml::parse_file(file.string());
+    root = toml::parse(text, std::string_view{name});
   } catch (const toml::parse_error& e) {
-    errors.push_back(file.string() + ":" + std::to_string(e.source().begin.line) + ": " +
+    errors.push_back(name + ":" + std::to_string(e.source().begin.line) + ": " +
                      std::string(e.description()));
     return;
   }
-  fs::path base = fs::absolute(file).parent_path();
   for (const auto& [section_key, section_node] : root) {
     std::string_view section = section_key.str();
     const toml::table* table = section_node.as_table();
     if (!is_section(section)) {
-      errors.push_back(at_line(file, section_node) + ": unknown section [" + std::string(section) +
+      errors.push_back(at_line(name, section_node) + ": unknown section [" + std::string(section) +
                        "] (known: " + known_sections() + ")");
       continue;
     }
     if (table == nullptr) {
-      errors.push_back(at_line(file, section_node) + ": " + std::string(section) +
+      errors.push_back(at_line(name, section_node) + ": " + std::string(section) +
                        ": expected a table [" + std::string(section) + "]");
       continue;
     }
     for (const auto& [name_key, value] : *table) {
-      std::string_view name = name_key.str();
-      const Key* key = find_key(section, name);
+      std::string_view key_name = name_key.str();
+      const Key* key = find_key(section, key_name);
       if (key == nullptr) {
-        errors.push_back(at_line(file, value) + ": unknown key " + std::string(section) + "." +
-                         std::string(name) + " (known in [" + std::string(section) +
+        errors.push_back(at_line(name, value) + ": unknown key " + std::string(section) + "." +
+                         std::string(key_name) + " (known in [" + std::string(section) +
                          "]: " + known_keys(section) + ")");
         continue;
       }
-      apply(*key, value, Origin{at_line(file, value), base}, config, errors);
+      apply(*key, value, Origin{at_line(name, value), base}, config, errors);
     }
   }
 }
@@ -265,43 +273,73 @@ void read_override(const std::string& text, Config& config, std::vector<std::str
     return;
   }
   Origin origin{where, fs::current_path()};
-  toml::table parsed;
-  bool literal = true;
-  try {
-    parsed = toml::parse("v = " + value, std::string_view{"--set"});
-  } catch (const toml::parse_error&) {
-    literal = false;
+  // TOML strings are UTF-8, so a bare word must be too: to_toml could not print it back.
+  if (const std::size_t bad = first_invalid_utf8(value); bad != value.size()) {
+    errors.push_back(where + ": " + key->full_name() + ": the value is not valid UTF-8 (at byte " +
+                     std::to_string(bad) + ")");
+    return;
   }
-  if (literal && !(key->takes_string && !parsed["v"].is_string())) {
+  // The value as a TOML literal; what the guard or toml++ refuses may still be a bare word.
+  const std::string literal = "v = " + value;
+  toml::table parsed;
+  std::string not_literal;
+  if (auto problem = check_toml_input(literal)) {
+    not_literal = problem->what;
+  } else {
+    try {
+      parsed = toml::parse(literal, std::string_view{"--set"});
+      // "1\nother = 2" would set v and silently add a key nobody reads.
+      if (parsed.size() != 1) not_literal = "more than one value";
+    } catch (const toml::parse_error& e) {
+      not_literal = std::string(e.description());
+    }
+  }
+  if (not_literal.empty() && !(key->takes_string && !parsed["v"].is_string())) {
     apply(*key, *parsed.get("v"), origin, config, errors);
   } else if (key->takes_string) {
     apply(*key, toml::value<std::string>(value), origin, config, errors);
   } else {
     errors.push_back(where + ": " + key->full_name() + ": expected " + key->expected + ", got '" +
-                     value + "' (not a TOML value)");
+                     value + "' (not a TOML value: " + not_literal + ")");
   }
 }
 
-}  // namespace
-
-Config load_config(const fs::path& file, const std::vector<std::string>& overrides) {
-  Config config;
-  std::vector<std::string> errors;
-  if (!file.empty()) {
-    if (!fs::is_regular_file(file))
-      throw Error("config file " + file.string() + ": not found or not a regular file");
-    read_file(file, config, errors);
-  }
+// Applies the overrides to what the text gave, then throws every error collected, if any.
+Config finish(Config config, std::vector<std::string>& errors, const std::vector<std::string>& overrides,
+              const std::string& name) {
   for (const std::string& o : overrides) read_override(o, config, errors);
   if (errors.empty() && config.model.path.empty())
-    errors.push_back((file.empty() ? std::string("configuration") : file.string()) +
-                     ": model.path is required (set it in [model] or with --set model.path=DIR)");
+    errors.push_back(name + ": model.path is required (set it in [model] or with --set model.path=DIR)");
   if (!errors.empty()) {
     std::string message = "invalid configuration:";
     for (const std::string& e : errors) message += "\n  " + e;
     throw Error(message);
   }
   return config;
+}
+
+}  // namespace
+
+Config parse_config(std::string_view toml_text, const std::string& name, const fs::path& base_dir,
+                    const std::vector<std::string>& overrides) {
+  Config config;
+  std::vector<std::string> errors;
+  read_text(toml_text, name, base_dir, config, errors);
+  return finish(config, errors, overrides, name);
+}
+
+Config load_config(const fs::path& file, const std::vector<std::string>& overrides) {
+  if (file.empty()) {
+    std::vector<std::string> errors;
+    return finish(Config{}, errors, overrides, "configuration");
+  }
+  if (!fs::is_regular_file(file))
+    throw Error("config file " + file.string() + ": not found or not a regular file");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error("config file " + file.string() + ": cannot open");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_config(text.str(), file.string(), fs::absolute(file).parent_path(), overrides);
 }
 
 std::int64_t resolve_max_model_len(const Config& config, const ModelConfig& model) {
@@ -347,8 +385,12 @@ std::string to_toml(const Config& c) {
                                 {"enable_chunked_prefill", c.scheduler.enable_chunked_prefill}}},
       {"parallel", toml::table{{"tensor_parallel_size", c.parallel.tensor_parallel_size}}},
   };
+  // Plain "..." strings only: toml++ 3.3 prints a string holding a newline and ''' as a
+  // '''...''' literal that it cannot end, which no longer loads.
+  constexpr auto flags = toml::toml_formatter::default_flags & ~toml::format_flags::allow_literal_strings &
+                         ~toml::format_flags::allow_multi_line_strings;
   std::ostringstream os;
-  os << root << "\n";
+  os << toml::toml_formatter(root, flags) << "\n";
   return os.str();
 }
 

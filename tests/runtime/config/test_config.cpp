@@ -260,5 +260,106 @@ TEST_F(ConfigTest, ShippedConfigsLoad) {
   }
 }
 
+// The error parse_config throws for TOML text (named t.toml), or "" when it loads.
+std::string text_error(const std::string& text, const std::vector<std::string>& sets = {}) {
+  try {
+    parse_config(text, "t.toml", "/base", sets);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Debian's toml++ reaches undefined behaviour on these inputs (an 'unreachable' in its Unicode
+// whitespace table, a failed assert or assumption in its parser): each is refused, naming the
+// line, by the guard (toml_input_guard.hpp) before toml++ sees it.
+TEST_F(ConfigTest, GuardRefusesNonAsciiOutsideStringsAndComments) {
+  EXPECT_NE(text_error("\xCF\xBB").find("t.toml:1: a non-ASCII character (U+03FB) outside a string or comment"),
+            std::string::npos)
+      << text_error("\xCF\xBB");
+  const std::string e = text_error("[model]\npath = \"m\"\nx = 1 \xC3\xA9\n");
+  EXPECT_NE(e.find("t.toml:3: a non-ASCII character (U+00E9) outside a string or comment"),
+            std::string::npos)
+      << e;
+}
+
+TEST_F(ConfigTest, GuardRefusesInvalidUtf8) {
+  const std::string e = text_error("[model]\npath = \"m\xC3\x28\"\n");
+  EXPECT_NE(e.find("t.toml:2: not valid UTF-8 (byte 0xC3 at offset 17)"), std::string::npos) << e;
+  const std::string s = error_of({}, {"model.path=m\xFF"});
+  EXPECT_NE(s.find("--set model.path=m\xFF: model.path: the value is not valid UTF-8 (at byte 1)"),
+            std::string::npos)
+      << s;
+}
+
+TEST_F(ConfigTest, GuardRefusesATableHeaderNameThatStartsBadly) {
+  for (const std::string text : {"[?", "[model]\npath = \"m\"\n[ ?x]\n", "[[ =a]]\n", "[ [a]]\n"}) {
+    const std::string e = text_error(text);
+    EXPECT_NE(e.find("a table header's name must start with a letter, digit, '_', '-' or a quote"),
+              std::string::npos)
+        << text << " -> " << e;
+  }
+  EXPECT_NE(text_error("[model]\npath = \"m\"\n[ ?x]\n").find("t.toml:3:"), std::string::npos);
+}
+
+TEST_F(ConfigTest, GuardRefusesACurlyBraceInsideAnArray) {
+  const std::string e = text_error("[runtime]\nplugin_dirs = [\"a\",\n }\n");
+  EXPECT_NE(e.find("t.toml:3: a '}' inside an array"), std::string::npos) << e;
+}
+
+TEST_F(ConfigTest, GuardRefusesNonAsciiWhereTomlReadsAheadThroughANumber) {
+  for (const std::string text : {"x = 10\"\xC3\xA9\"", "x = -1'\xC3\xA9'", "x = 1979-05-27 07\"\xC3\xA9\"",
+                                 "x = [1, 2\"\xC3\xA9\"]"}) {
+    const std::string e = text_error(text);
+    EXPECT_NE(e.find("t.toml:1: a non-ASCII character (U+00E9) in the value that starts with"),
+              std::string::npos)
+        << text << " -> " << e;
+  }
+}
+
+TEST_F(ConfigTest, GuardRefusesNonAsciiAfterABackslashInAMultiLineString) {
+  std::string e = text_error("[model]\npath = \"\"\"a\\\xC3\xA9\"\"\"\n");
+  EXPECT_NE(e.find("t.toml:2: a non-ASCII character (U+00E9) right after a backslash"),
+            std::string::npos)
+      << e;
+  e = text_error("[model]\npath = \"\"\"a\\  \n\n   \xC3\xA9\"\"\"\n");
+  EXPECT_NE(e.find("t.toml:4: a non-ASCII character (U+00E9) first after a line-ending backslash"),
+            std::string::npos)
+      << e;
+}
+
+TEST_F(ConfigTest, GuardLetsValidTomlThrough) {
+  // Non-ASCII in strings, comments and keys' quotes; a byte order mark; dates, signs, escapes.
+  const std::string text =
+      "\xEF\xBB\xBF# caf\xC3\xA9\n[model] # \xE2\x9C\x93\n"
+      "path = \"mod\xC3\xA8le/\\u00e9\"\ndtype = '''float32'''\nmax_model_len = +1_024\n"
+      "[runtime]\nplugin_dirs = [\"\xC3\xA9\", '\xF0\x9F\x98\x80', \"\"\"a\\\n  b\"\"\"]\n";
+  Config c;
+  ASSERT_NO_THROW(c = parse_config(text, "t.toml", "/base", {}));
+  EXPECT_EQ(c.model.path, fs::path("/base/mod\xC3\xA8le/\xC3\xA9"));
+  EXPECT_EQ(c.model.max_model_len, 1024);
+  ASSERT_EQ(c.runtime.plugin_dirs.size(), 3u);
+  EXPECT_EQ(c.runtime.plugin_dirs[2], fs::path("/base/ab"));
+  EXPECT_EQ(text_error("[\"model\"]\n\"path\" = \"x\"\n"), "");
+}
+
+TEST_F(ConfigTest, SetValuesThatAreNotOneTomlValue) {
+  // Refused by the guard: still a bare word for a string key, an error for the others.
+  EXPECT_EQ(load_config({}, {"model.path=donn\xC3\xA9" "es"}).model.path,
+            fs::current_path() / "donn\xC3\xA9" "es");
+  std::string e = error_of({}, {"model.path=m", "cache.block_size=1\xC3\xA9"});
+  EXPECT_NE(e.find("not a TOML value: a non-ASCII character (U+00E9)"), std::string::npos) << e;
+  // A second key would be read by nobody.
+  e = error_of({}, {"model.path=m", "cache.block_size=1\nother = 2"});
+  EXPECT_NE(e.find("not a TOML value: more than one value"), std::string::npos) << e;
+}
+
+// toml++ prints a string holding a newline and ''' as a '''...''' literal it cannot end.
+TEST_F(ConfigTest, PrintedConfigLoadsBackWhateverThePathHolds) {
+  const Config c = load_config({}, {"model.path=/a'''\nb\"c\\d\te"});
+  const Config d = parse_config(to_toml(c), "printed.toml", "/", {});
+  EXPECT_EQ(d.model.path, c.model.path);
+}
+
 }  // namespace
 }  // namespace minivllm

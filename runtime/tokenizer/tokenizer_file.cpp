@@ -32,12 +32,14 @@ class Reader {
   void require(bool ok, const std::string& what) const {
     if (!ok) fail(what);
   }
+  // An integer id in the dense tables' range. Checked before converting: nlohmann converts a
+  // float such as 1e40 to an integer with a cast that is undefined behaviour out of range.
   TokenId token_id(const json& id, const std::string& context) const {
-    const auto value = id.get<std::int64_t>();
-    require(value >= 0 && value < kMaxTokenId, context + " has id " + std::to_string(value) +
-                                                   ", outside 0.." +
-                                                   std::to_string(kMaxTokenId - 1));
-    return static_cast<TokenId>(value);
+    const std::string range = "0.." + std::to_string(kMaxTokenId - 1);
+    require(id.is_number_integer(), context + " has id " + id.dump() + ", not an integer in " + range);
+    require(id.is_number_unsigned() && id.get<std::uint64_t>() < static_cast<std::uint64_t>(kMaxTokenId),
+            context + " has id " + id.dump() + ", outside " + range);
+    return static_cast<TokenId>(id.get<std::uint64_t>());
   }
   // A field that must be absent, null or equal to `expected` (features minivllm lacks).
   void require_value(const json& object, const char* key, const json& expected,

@@ -114,7 +114,17 @@ TEST(TokenizerFile, RejectsWhatIsNotImplemented) {
   expect_rejected(file, "added token '</s>' has id -5");
   file = small_tokenizer(false, false);
   file["model"]["vocab"]["zz"] = "not a number";
-  expect_rejected(file, "malformed tokenizer.json");
+  expect_rejected(file, "model.vocab entry 'zz' has id \"not a number\", not an integer in 0..");
+  // Floats are not ids: 1e40 once reached a float-to-integer cast that is undefined out of range.
+  file = small_tokenizer(false, false);
+  file["model"]["vocab"]["zz"] = 1e40;
+  expect_rejected(file, "model.vocab entry 'zz' has id 1e+40, not an integer in 0..");
+  file = small_tokenizer(false, false);
+  file["added_tokens"][0]["id"] = 259.5;
+  expect_rejected(file, "added token '<s>' has id 259.5, not an integer");
+  file = small_tokenizer(false, false);
+  file["added_tokens"][0]["id"] = 18446744073709551615u;
+  expect_rejected(file, "added token '<s>' has id 18446744073709551615, outside 0..16777215");
   EXPECT_THROW(Tokenizer(parse_tokenizer_spec("{", "{}", "test")), Error);
   EXPECT_THROW(Tokenizer::from_directory("/nonexistent"), Error);
 }

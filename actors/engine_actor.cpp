@@ -101,6 +101,8 @@ void apply(pointer self, Pending& p, std::size_t index, std::int32_t token, cons
     delta.text = c.text;
   }
   if (u) {
+    // The request's hit is its first completion's (they share the prompt), as LLMEngine reports.
+    if (index == 0 && u->num_cached_tokens >= 0) p.output.num_cached_tokens = u->num_cached_tokens;
     c.logprobs.insert(c.logprobs.end(), u->logprobs.begin(), u->logprobs.end());
     if (finished) {
       c.finish_reason = finish;

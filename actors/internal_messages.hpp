@@ -40,6 +40,9 @@ struct SeqUpdate {
   std::int32_t stop_token_id = -1;          // -1: none
   std::string text;  // the final text, when stop strings decided it (stop strings set)
   std::string error;  // the step failed: the request ends with this error
+  // With a sequence's first token: how many of its prompt tokens the prefix cache held. -1: not
+  // this update's news.
+  std::int32_t num_cached_tokens = -1;
 };
 
 // One step's outputs, applied in this order: the plain new tokens (the common case, kept
@@ -113,7 +116,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, SeqUpdate& x) {
   return f(caf::meta::type_name("minivllm::SeqUpdate"), x.seq_id, x.token,
            x.logprobs, x.finish_reason, x.stop_str, x.stop_str_set, x.stop_token_id, x.text,
-           x.error);
+           x.error, x.num_cached_tokens);
 }
 
 template <class Inspector>

@@ -149,7 +149,8 @@ void take_token(Sequence& seq, std::int32_t token, bool placeholder) {
 }
 
 // Checks seq's new token (row `row` of the result) for a stop and tells the engine: the plain
-// token, or an update when the sequence finished (then drops it) or asked for logprobs.
+// token, or an update when the sequence finished (then drops it), asked for logprobs or got its
+// first token (with its prefix-cache hit).
 void report_token(SchedulerState& st, Sequence& seq, const StepResult& result, std::size_t row,
                   int max_model_len, StepOutputs& out) {
   const std::int32_t token = result.tokens[row];
@@ -158,7 +159,8 @@ void report_token(SchedulerState& st, Sequence& seq, const StepResult& result, s
   const bool stop_strings = seq.has_stop_strings();
   const FinishReason finish = check_stop(seq, st.config.eos_token_ids, max_model_len,
                                          stop_strings ? st.detokenize : kNoText);
-  if (finish == FinishReason::none && !logprobs) {
+  const bool first = seq.num_output_tokens() == 1;
+  if (finish == FinishReason::none && !logprobs && !first) {
     // Field by field: a SeqToken built aside and copied whole stalls on store forwarding.
     SeqToken& t = out.tokens.emplace_back();
     t.seq_id = seq.id();
@@ -168,6 +170,7 @@ void report_token(SchedulerState& st, Sequence& seq, const StepResult& result, s
   SeqUpdate& u = out.updates.emplace_back();
   u.seq_id = seq.id();
   u.token = token;
+  if (first) u.num_cached_tokens = seq.num_cached_tokens;
   if (logprobs) {
     seq.logprobs.push_back(result.logprobs[row]);
     u.logprobs.push_back(result.logprobs[row]);

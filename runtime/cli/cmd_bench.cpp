@@ -66,11 +66,14 @@ void run_throughput(const BenchOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const std::vector<GenerateResult> results = llm.generate(std::move(w.requests));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::int64_t output_tokens = 0;
+  std::int64_t output_tokens = 0, cached_tokens = 0;
   for (const GenerateResult& r : results) {
     if (!r.ok()) throw Error("workload request failed: " + r.error);
     output_tokens += static_cast<std::int64_t>(r.output.outputs.at(0).token_ids.size());
+    cached_tokens += r.output.num_cached_tokens;
   }
+  const double prefix_cache_hit_rate =
+      w.prompt_tokens > 0 ? static_cast<double>(cached_tokens) / static_cast<double>(w.prompt_tokens) : 0.0;
   const double requests_per_s = static_cast<double>(num_requests) / seconds;
   const double output_per_s = static_cast<double>(output_tokens) / seconds;
   const double total_per_s = static_cast<double>(output_tokens + w.prompt_tokens) / seconds;
@@ -79,6 +82,9 @@ void run_throughput(const BenchOptions& o) {
               static_cast<long long>(output_tokens), seconds);
   std::printf("requests/s %.3f\noutput tok/s %.1f\ntotal tok/s %.1f\n", requests_per_s,
               output_per_s, total_per_s);
+  std::printf("prefix cache: %lld of %lld prompt tokens hit (%.1f %%)\n",
+              static_cast<long long>(cached_tokens), static_cast<long long>(w.prompt_tokens),
+              100.0 * prefix_cache_hit_rate);
   const StepTimes times = llm.stats().step_times;
   print_step_times(times, seconds);
   nlohmann::json result = bench_run_info(config);
@@ -93,6 +99,8 @@ void run_throughput(const BenchOptions& o) {
       {"requests_per_s", requests_per_s},
       {"output_tokens_per_s", output_per_s},
       {"total_tokens_per_s", total_per_s},
+      {"prefix_cache_hit_tokens", cached_tokens},
+      {"prefix_cache_hit_rate", prefix_cache_hit_rate},
       {"step_times", step_times_json(times)},
   });
   write_bench_json(result, o.output, "--output");

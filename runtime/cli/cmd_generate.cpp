@@ -82,7 +82,8 @@ nlohmann::json json_of(const GenerateResult& r) {
   return {{"prompt_token_ids", r.output.prompt_token_ids},
           {"token_ids", c.token_ids},
           {"text", c.text},
-          {"finish_reason", finish_reason_name(c.finish_reason)}};
+          {"finish_reason", finish_reason_name(c.finish_reason)},
+          {"num_cached_tokens", r.output.num_cached_tokens}};
 }
 
 void run(GenerateOptions& o, bool seed_given) {

@@ -151,6 +151,17 @@ TEST_P(Cli, BadSamplingParametersAreClearErrors) {
   }
 }
 
+// One sequence at a time: the second request finds the first's 6 full blocks of its prompt.
+TEST_P(Cli, JsonLinesCarryThePrefixCacheHit) {
+  const std::string prompt = ids_arg(std::vector<std::int32_t>(100, 11));
+  const CliRun run = generate({"--set", "scheduler.max_num_seqs=1", "--max-tokens", "2",
+                               "--prompt-ids", prompt, "--prompt-ids", prompt});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.lines.size(), 2u);
+  EXPECT_EQ(run.lines[0].at("num_cached_tokens"), 0);
+  EXPECT_EQ(run.lines[1].at("num_cached_tokens"), 96);
+}
+
 TEST_P(Cli, AnUnknownSetKeyIsAClearError) {
   const CliRun run = generate({"--set", "scheduler.no_such_key=1", "--prompt", "Hello"});
   EXPECT_NE(run.exit_code, 0);

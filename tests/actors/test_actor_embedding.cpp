@@ -245,6 +245,23 @@ TEST_F(Embedding, BadRequestsFailClearlyWhileTheOthersComplete) {
   expect_idle_and_whole();
 }
 
+// The prefix cache's hit reaches the output: a prompt whose first 96 tokens (6 blocks of 16)
+// an earlier request computed.
+TEST_F(Embedding, ThePromptTokensFoundInThePrefixCacheAreReported) {
+  GenerateRequest first;
+  for (int i = 0; i < 100; ++i) first.prompt_token_ids.push_back(100 + i);
+  first.params.max_tokens = 4;
+  GenerateRequest second = first;
+  for (std::int32_t t : {3, 1, 4, 1, 5}) second.prompt_token_ids.push_back(t);
+  const std::vector<Result> a = submit_all({first});
+  ASSERT_EQ(a.at(0).error, "");
+  EXPECT_EQ(a[0].output.num_cached_tokens, 0);
+  const std::vector<Result> b = submit_all({second});
+  ASSERT_EQ(b.at(0).error, "");
+  EXPECT_EQ(b[0].output.num_cached_tokens, 96);
+  expect_idle_and_whole();
+}
+
 TEST_F(Embedding, AbortEndsTheRequestAndFreesItsBlocks) {
   auto deltas = std::make_shared<Deltas>();
   caf::scoped_actor self{sys_};

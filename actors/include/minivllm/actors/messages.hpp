@@ -34,7 +34,7 @@ typename Inspector::result_type inspect(Inspector& f, SamplingParams& x) {
            x.top_p, x.min_p, x.repetition_penalty, x.presence_penalty, x.frequency_penalty,
            seed.present, seed.value, x.max_tokens, x.min_tokens, x.stop,
            x.include_stop_str_in_output, x.stop_token_ids, x.ignore_eos, logprobs.present,
-           logprobs.value, prompt_logprobs.present, prompt_logprobs.value,
+           logprobs.value, prompt_logprobs.present, prompt_logprobs.value, x.output_kind,
            caf::meta::load_callback([&]() -> caf::error {
              x.seed = seed.get();
              x.logprobs = logprobs.get();

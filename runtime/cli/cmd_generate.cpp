@@ -15,6 +15,7 @@
 #include <minivllm/error.hpp>
 #include <minivllm/llm.hpp>
 
+#include "actors/request_json.hpp"
 #include "cli/commands.hpp"
 #include "cli/token_id_list.hpp"
 #include "cli/config_options.hpp"
@@ -33,37 +34,50 @@ struct GenerateOptions {
   std::uint64_t seed = 0;
 };
 
-// One JSON string per line; blank lines are skipped.
-std::vector<std::string> read_prompt_file(const std::string& path) {
+GenerateRequest text_request(const GenerateOptions& o, const std::string& text) {
+  GenerateRequest r;
+  if (o.chat) r.messages.push_back({"user", text, std::nullopt});
+  else r.prompt = text;
+  r.params = o.params;
+  return r;
+}
+
+// One request per line: a JSON string (a text prompt, as --prompt) or a request object
+// (actors/request_json.hpp: its sampling fields override the command line's). Blank lines are
+// skipped.
+std::vector<GenerateRequest> read_prompt_file(const GenerateOptions& o) {
+  const std::string& path = o.prompt_file;
   std::ifstream in(path);
   if (!in) throw Error("--prompt-file " + path + ": cannot open");
-  std::vector<std::string> prompts;
+  std::vector<GenerateRequest> requests;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = "--prompt-file " + path + " line " + std::to_string(number);
+    nlohmann::json value;
     try {
-      prompts.push_back(nlohmann::json::parse(line).get<std::string>());
+      value = nlohmann::json::parse(line);
     } catch (const nlohmann::json::exception& e) {
-      throw Error("--prompt-file " + path + " line " + std::to_string(number) +
-                  ": expected one JSON string (" + e.what() + ")");
+      throw Error(where + ": expected a JSON string or request object (" + e.what() + ")");
     }
+    if (value.is_string()) requests.push_back(text_request(o, value.get<std::string>()));
+    else if (value.is_object()) requests.push_back(generate_request_from_json(value, o.params, where));
+    else throw Error(where + ": expected a JSON string or request object, got " + value.type_name());
   }
-  return prompts;
+  return requests;
 }
 
 std::vector<GenerateRequest> requests_of(const GenerateOptions& o) {
   std::vector<GenerateRequest> requests;
-  auto add_text = [&](const std::string& text) {
-    GenerateRequest& r = requests.emplace_back();
-    if (o.chat) r.messages.push_back({"user", text, std::nullopt});
-    else r.prompt = text;
-  };
-  for (const std::string& p : o.prompts) add_text(p);
+  for (const std::string& p : o.prompts) requests.push_back(text_request(o, p));
   if (!o.prompt_file.empty())
-    for (const std::string& p : read_prompt_file(o.prompt_file)) add_text(p);
-  for (const std::string& ids : o.prompt_ids) requests.emplace_back().prompt_token_ids = parse_token_id_list(ids, "--prompt-ids");
+    for (GenerateRequest& r : read_prompt_file(o)) requests.push_back(std::move(r));
+  for (const std::string& ids : o.prompt_ids) {
+    GenerateRequest& r = requests.emplace_back();
+    r.prompt_token_ids = parse_token_id_list(ids, "--prompt-ids");
+    r.params = o.params;
+  }
   if (requests.empty()) throw Error("no prompts: give --prompt, --prompt-file or --prompt-ids");
-  for (GenerateRequest& r : requests) r.params = o.params;
   return requests;
 }
 
@@ -119,7 +133,9 @@ void add_generate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("generate", "Generate completions for prompts");
   o->config.add_to(*cmd);
   cmd->add_option("--prompt", o->prompts, "Prompt text (repeatable)")->take_all()->expected(1);
-  cmd->add_option("--prompt-file", o->prompt_file, "File with one JSON string prompt per line");
+  cmd->add_option("--prompt-file", o->prompt_file,
+                  "File with one request per line: a JSON string prompt, or a JSON request object "
+                  "({\"prompt\"|\"prompt_token_ids\"|\"messages\", sampling fields})");
   cmd->add_option("--prompt-ids", o->prompt_ids, "Prompt token ids, e.g. 1,2,3 (repeatable)")
       ->take_all()
       ->expected(1);

@@ -186,6 +186,45 @@ TEST_P(Cli, PromptFileHoldsOneJsonStringPerLine) {
   EXPECT_LT(run.lines[0].at("prompt_token_ids").size(), run.lines[1].at("prompt_token_ids").size());
 }
 
+TEST_P(Cli, PromptFileLinesMayBeRequestObjectsWhoseFieldsOverrideTheFlags) {
+  const json golden = {{"prompt_token_ids", goldens_[0].prompt}, {"temperature", 0},
+                       {"max_tokens", 32}, {"ignore_eos", true}, {"request_id", "golden"}};
+  std::ofstream(dir_ / "requests.jsonl")
+      << "\"Hello\"\n"
+      << R"({"prompt": "Hello", "max_tokens": 5, "ignore_eos": true, "stop": []})" << "\n\n"
+      << golden.dump() << "\n"
+      << R"({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2})" << "\n";
+  const CliRun run = generate({"--max-tokens", "3", "--ignore-eos", "--prompt", "Hi",
+                               "--prompt-file", (dir_ / "requests.jsonl").string()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.lines.size(), 5u) << run.out;
+  EXPECT_EQ(run.lines[1].at("token_ids").size(), 3u) << run.lines[1];  // a string line: the flags
+  EXPECT_EQ(run.lines[2].at("token_ids").size(), 5u) << run.lines[2];  // the object's max_tokens
+  const auto got = run.lines[3].at("token_ids").get<std::vector<std::int32_t>>();
+  EXPECT_EQ(testing::head(got, goldens_[0].expected.size()), goldens_[0].expected);
+  // messages: rendered in the model's chat format, longer than the bare prompt "Hi".
+  EXPECT_GT(run.lines[4].at("prompt_token_ids").size(), run.lines[0].at("prompt_token_ids").size() + 4);
+  EXPECT_LE(run.lines[4].at("token_ids").size(), 2u);
+
+  // A field that is unknown, of the wrong type or out of its type's range stops the run before it
+  // starts, naming the line and the field.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"prompt": "x", "temprature": 0})", "line 2: field 'temprature': unknown"},
+      {R"({"prompt": "x", "max_tokens": 4294967297})", "line 2: field 'max_tokens': expected an integer in"},
+      {R"({"prompt": "x", "top_p": "high"})", "line 2: field 'top_p': expected a number"},
+      {R"({"prompt": "x", "top_p": 1.5})", "line 2: SamplingParams.top_p must be in (0, 1]"},
+      {R"({"max_tokens": 3})", "line 2: a request needs exactly one of"},
+      {"[1, 2]", "line 2: expected a JSON string or request object, got array"},
+  };
+  for (const auto& [line, expected] : bad) {
+    std::ofstream(dir_ / "bad.jsonl") << "\"ok\"\n" << line << "\n";
+    const CliRun failed = generate({"--prompt-file", (dir_ / "bad.jsonl").string()});
+    EXPECT_NE(failed.exit_code, 0) << line;
+    EXPECT_TRUE(failed.lines.empty()) << line;
+    EXPECT_NE(failed.err.find(expected), std::string::npos) << line << " -> " << failed.err;
+  }
+}
+
 TEST_P(Cli, BenchThroughputRunsAWorkloadAndWritesItsResult) {
   const json workload = {{"name", "tiny"}, {"temperature", 1.0}, {"ignore_eos", true},
                          {"requests", {{{"prompt_token_ids", {1, 2, 3}}, {"max_tokens", 5}},

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # libFuzzer on the parsers (tests/fuzz/, one target per fuzz_<target>.cpp):
-#   scripts/fuzz.sh TARGET SECONDS    one target
-#   scripts/fuzz.sh all SECONDS       every target, one after another (CI: all 60)
+#   scripts/fuzz.sh TARGET SECONDS [RUNS]   one target, for SECONDS (or RUNS executions, if sooner)
+#   scripts/fuzz.sh all SECONDS [RUNS]      every target, one after another (CI: all 60)
 # Builds build-fuzz/ with clang when needed (installing clang and libclang-rt-14-dev from apt if
 # they are missing), replays the committed regression inputs (tests/fuzz/regressions/TARGET/),
 # then fuzzes from the committed seeds (tests/fuzz/seeds/TARGET/, copied into a scratch corpus
@@ -18,12 +18,14 @@ fuzz="$root/tests/fuzz"
 targets=(tokenizer_codec tokenizer_json safetensors toml_config model_config generate_request)
 
 usage() {
-  echo "usage: scripts/fuzz.sh TARGET|all SECONDS (targets: ${targets[*]})" >&2
+  echo "usage: scripts/fuzz.sh TARGET|all SECONDS [RUNS] (targets: ${targets[*]})" >&2
   exit 2
 }
-[ $# -eq 2 ] || usage
+[ $# -eq 2 ] || [ $# -eq 3 ] || usage
 [[ "$2" =~ ^[0-9]+$ ]] || usage
 seconds=$2
+runs_limit=${3:--1}  # libFuzzer's -runs: -1 = no limit
+[[ "$runs_limit" =~ ^(-1|[0-9]+)$ ]] || usage
 if [ "$1" = all ]; then
   chosen=("${targets[@]}")
 else
@@ -92,7 +94,7 @@ for target in "${chosen[@]}"; do
   cp -n "$fuzz/seeds/$target"/* "$build/corpus/$target/"
   start=$(date +%s)
   status=0
-  "$exe" "${options[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+  "$exe" "${options[@]}" -max_total_time="$seconds" -runs="$runs_limit" -print_final_stats=1 \
     "$build/corpus/$target" >"$log" 2>&1 || status=$?
   elapsed=$(( $(date +%s) - start ))
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)

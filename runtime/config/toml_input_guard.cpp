@@ -57,9 +57,9 @@ std::string code_point_name(std::string_view text, std::size_t i) {
 }
 
 // One pass over the text that knows only as much TOML as the rules need: where strings and
-// comments are, and which '[' opens a table header (the first thing on a line outside any
-// array or inline table). Past the first real syntax error its view may differ from toml++'s,
-// which does not matter: toml++ stops there.
+// comments are, which '[' opens a table header (the first thing on a line outside any array or
+// inline table) and where a value starts (after '=', and an array's elements). Past the first
+// real syntax error its view may differ from toml++'s, which does not matter: toml++ stops there.
 class Scanner {
  public:
   explicit Scanner(std::string_view text) : s_(text) {}

@@ -24,8 +24,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-caf::behavior ponger(caf::event_based_actor*) {
-  return {[](std::int32_t x) { return x; }};
+// Answers each ping with its own value plus `offset` (0 here). The argument is there because
+// CAF 0.17 spawns a function without arguments through a null pointer (UBSan reports it).
+caf::behavior ponger(caf::event_based_actor*, std::int32_t offset) {
+  return {[offset](std::int32_t x) { return x + offset; }};
 }
 
 // Sends `n` pings to `pong` one after another; answers `done` with the mean round trip in µs.
@@ -48,7 +50,7 @@ caf::behavior pinger(caf::event_based_actor* self, caf::actor pong, int n,
 
 template <caf::spawn_options PongOptions, caf::spawn_options PingOptions>
 double actor_round_trip(caf::actor_system& sys, int n) {
-  const caf::actor pong = sys.spawn<PongOptions>(ponger);
+  const caf::actor pong = sys.spawn<PongOptions>(ponger, std::int32_t{0});
   auto done = std::make_shared<std::promise<double>>();
   auto result = done->get_future();
   sys.spawn<PingOptions>(pinger, pong, n, done);
@@ -62,7 +64,9 @@ double job_thread_round_trip(caf::actor_system& sys, int n) {
   struct Nothing {};
   auto done = std::make_shared<std::promise<double>>();
   auto result = done->get_future();
-  sys.spawn([n, done](caf::event_based_actor* self) -> caf::behavior {
+  // n and done are spawn arguments, not captures (see ponger).
+  sys.spawn([](caf::event_based_actor* self, int n,
+               std::shared_ptr<std::promise<double>> done) -> caf::behavior {
     auto thread = std::make_shared<minivllm::JobThread<Nothing>>([] { return Nothing{}; });
     auto start = std::make_shared<Clock::time_point>(Clock::now());
     auto ping = [thread, to = caf::actor_cast<caf::actor>(self)](std::int32_t i) {
@@ -74,7 +78,7 @@ double job_thread_round_trip(caf::actor_system& sys, int n) {
       done->set_value(std::chrono::duration<double, std::micro>(Clock::now() - *start).count() / n);
       self->quit();
     }};
-  });
+  }, n, done);
   return result.get();
 }
 

@@ -13,14 +13,17 @@
 
 namespace {
 
-// Prints each delta as it arrives.
-minivllm::delta_sink spawn_printer(caf::actor_system& sys) {
-  return sys.spawn([](minivllm::delta_sink::pointer) -> minivllm::delta_sink::behavior_type {
-    return {[](const minivllm::RequestDelta& d) {
-      std::fputs(d.text.c_str(), stdout);
-      std::fflush(stdout);
-    }};
-  });
+// Prints each delta to `out` as it arrives. The stream is a spawn argument: CAF 0.17 spawns a
+// function without arguments through a null pointer (UBSan reports it in CAF's headers).
+minivllm::delta_sink spawn_printer(caf::actor_system& sys, std::FILE* out) {
+  return sys.spawn(
+      [](minivllm::delta_sink::pointer, std::FILE* out) -> minivllm::delta_sink::behavior_type {
+        return {[out](const minivllm::RequestDelta& d) {
+          std::fputs(d.text.c_str(), out);
+          std::fflush(out);
+        }};
+      },
+      out);
 }
 
 int run(int argc, char** argv) {
@@ -44,7 +47,7 @@ int run(int argc, char** argv) {
   caf::actor_system sys{cfg};
   const minivllm::engine_actor engine =
       minivllm::spawn_runtime(sys, minivllm::runtime_spec(minivllm::load_config(argv[1], overrides)));
-  const minivllm::delta_sink printer = spawn_printer(sys);
+  const minivllm::delta_sink printer = spawn_printer(sys, stdout);
 
   minivllm::GenerateRequest request;
   request.prompt = prompt;

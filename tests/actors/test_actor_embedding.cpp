@@ -44,14 +44,18 @@ struct Deltas {
 };
 
 delta_sink spawn_sink_actor(caf::actor_system& sys, std::shared_ptr<Deltas> deltas) {
-  return sys.spawn([deltas](delta_sink::pointer) -> delta_sink::behavior_type {
-    return {[deltas](RequestDelta& d) {
-      std::lock_guard lock(deltas->mutex);
-      if (d.finished) ++deltas->num_finished;
-      deltas->by_completion[{d.request_id, d.index}].push_back(std::move(d));
-      deltas->changed.notify_all();
-    }};
-  });
+  // `deltas` is a spawn argument, not a capture: CAF 0.17 spawns a function without arguments
+  // through a null pointer (UBSan reports it in CAF's headers).
+  return sys.spawn(
+      [](delta_sink::pointer, std::shared_ptr<Deltas> deltas) -> delta_sink::behavior_type {
+        return {[deltas](RequestDelta& d) {
+          std::lock_guard lock(deltas->mutex);
+          if (d.finished) ++deltas->num_finished;
+          deltas->by_completion[{d.request_id, d.index}].push_back(std::move(d));
+          deltas->changed.notify_all();
+        }};
+      },
+      std::move(deltas));
 }
 
 // Whether `text` is whole UTF-8 characters (no lead byte without its continuation bytes).

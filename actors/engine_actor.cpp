@@ -1,5 +1,6 @@
 #include "actors/engine_actor.hpp"
 
+#include <chrono>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -16,6 +17,12 @@
 namespace minivllm {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
 struct Pending {
   caf::typed_response_promise<RequestOutput> promise;
   delta_sink sink;
@@ -26,6 +33,8 @@ struct Pending {
   std::vector<IncrementalDecoder> decoders;
   int num_unfinished = 0;
   std::uint64_t first_seq_id = 0;  // completion i is sequence first_seq_id + i
+  Clock::time_point arrival;
+  std::vector<Clock::time_point> last_token;  // per completion: when its newest token came
 };
 
 struct EngineState {
@@ -37,6 +46,9 @@ struct EngineState {
   std::unordered_set<caf::actor_addr> monitored;
   std::uint64_t next_id = 0;
   std::uint64_t next_seq_id = 0;
+  // The request counters (EngineStats::counters); the scheduler keeps the prefix cache's.
+  EngineCounters counters;
+  Clock::time_point now;  // of the step outputs being applied
 };
 
 using pointer = engine_impl_actor::stateful_pointer<EngineState>;
@@ -71,7 +83,14 @@ auto take(EngineState& st, Pending& p) {
   return st.requests.extract(p.output.request_id);
 }
 
-void deliver(EngineState& st, Pending& p) {
+// A request ends: its end-to-end latency and why, once.
+void count_end(EngineState& st, const Pending& p, FinishReason reason, bool error) {
+  st.counters.count_finished(reason, error);
+  st.counters.e2e_request_latency.observe(seconds_between(p.arrival, Clock::now()));
+}
+
+void deliver(EngineState& st, Pending& p, FinishReason reason) {
+  count_end(st, p, reason, false);
   auto taken = take(st, p);
   Pending& q = taken.mapped();
   q.output.finished = true;
@@ -79,6 +98,7 @@ void deliver(EngineState& st, Pending& p) {
 }
 
 void fail(EngineState& st, Pending& p, const std::string& error) {
+  count_end(st, p, FinishReason::abort, true);
   auto taken = take(st, p);
   Pending& q = taken.mapped();
   q.promise.deliver(runtime_error("request " + q.output.request_id + ": " + error));
@@ -88,7 +108,17 @@ void fail(EngineState& st, Pending& p, const std::string& error) {
 void apply(pointer self, Pending& p, std::size_t index, std::int32_t token, const SeqUpdate* u) {
   auto& st = self->state;
   CompletionOutput& c = p.output.outputs.at(index);
-  if (token >= 0) c.token_ids.push_back(token);
+  if (token >= 0) {
+    c.token_ids.push_back(token);
+    ++st.counters.generation_tokens;
+    if (c.token_ids.size() > 1) {
+      st.counters.inter_token_latency.observe(seconds_between(p.last_token[index], st.now));
+    } else if (index == 0) {  // the request's first token
+      st.counters.time_to_first_token.observe(seconds_between(p.arrival, st.now));
+      st.counters.prompt_tokens += p.output.prompt_token_ids.size();
+    }
+    p.last_token[index] = st.now;
+  }
   const FinishReason finish = u ? u->finish_reason : FinishReason::none;
   const bool finished = finish != FinishReason::none;
   RequestDelta delta;
@@ -101,8 +131,6 @@ void apply(pointer self, Pending& p, std::size_t index, std::int32_t token, cons
     delta.text = c.text;
   }
   if (u) {
-    // The request's hit is its first completion's (they share the prompt), as LLMEngine reports.
-    if (index == 0 && u->num_cached_tokens >= 0) p.output.num_cached_tokens = u->num_cached_tokens;
     c.logprobs.insert(c.logprobs.end(), u->logprobs.begin(), u->logprobs.end());
     if (finished) {
       c.finish_reason = finish;
@@ -117,11 +145,20 @@ void apply(pointer self, Pending& p, std::size_t index, std::int32_t token, cons
     delta.finished = finished;
     self->send(p.sink, std::move(delta));
   }
-  if (finished && --p.num_unfinished == 0) deliver(st, p);
+  if (finished && --p.num_unfinished == 0) deliver(st, p, finish);
 }
 
 void apply(pointer self, StepOutputs& out) {
   auto& st = self->state;
+  st.now = Clock::now();
+  for (const SeqAdmitted& a : out.admitted) {
+    const auto it = st.by_seq.find(a.seq_id);
+    if (it == st.by_seq.end() || a.seq_id != it->second->first_seq_id) continue;
+    // The request's first completion speaks for it: they share the prompt.
+    Pending& p = *it->second;
+    p.output.num_cached_tokens = a.num_cached_tokens;
+    st.counters.request_queue_time.observe(seconds_between(p.arrival, st.now));
+  }
   // A sequence that is not known any more belongs to a request already answered (shut down or
   // failed).
   for (const SeqToken& t : out.tokens) {
@@ -157,6 +194,8 @@ caf::result<RequestOutput> submit(pointer self, GenerateRequest& req, delta_sink
     if (st.monitored.insert(p.requester).second) self->monitor(sender);
   }
   p.promise = self->make_response_promise<RequestOutput>();
+  p.arrival = Clock::now();
+  p.last_token.resize(static_cast<std::size_t>(req.params.n));
   p.sink = std::move(sink);
   p.output.request_id = id;
   p.output.prompt_token_ids = prompt;
@@ -192,6 +231,7 @@ void abort_all(EngineState& st) {
       if (!p.decoders.empty()) c.text += p.decoders[i].finish();
     }
     p.output.finished = true;
+    count_end(st, p, FinishReason::abort, false);
     p.promise.deliver(std::move(p.output));
   }
   st.requests.clear();
@@ -230,7 +270,22 @@ engine_actor spawn_engine(caf::actor_system& sys, const RuntimeSpec& spec, std::
             [self](abort_atom, std::string& id) {
               return self->delegate(self->state.scheduler, abort_atom_v, std::move(id));
             },
-            [self](stats_atom) { return self->delegate(self->state.scheduler, stats_atom_v); },
+            [self](stats_atom) -> caf::result<EngineStats> {
+              // The scheduler's snapshot, with the request counters this actor keeps.
+              auto promise = self->make_response_promise<EngineStats>();
+              self->request(self->state.scheduler, caf::infinite, stats_atom_v)
+                  .then(
+                      [self, promise](EngineStats& stats) mutable {
+                        const EngineCounters& blocks = stats.counters;
+                        EngineCounters counters = self->state.counters;
+                        counters.prefix_cache_queries = blocks.prefix_cache_queries;
+                        counters.prefix_cache_hits = blocks.prefix_cache_hits;
+                        stats.counters = std::move(counters);
+                        promise.deliver(std::move(stats));
+                      },
+                      [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+              return promise;
+            },
             [self](shutdown_atom) {
               abort_all(self->state);
               // Links take the scheduler and the worker down with the engine.

@@ -40,14 +40,19 @@ struct SeqUpdate {
   std::int32_t stop_token_id = -1;          // -1: none
   std::string text;  // the final text, when stop strings decided it (stop strings set)
   std::string error;  // the step failed: the request ends with this error
-  // With a sequence's first token: how many of its prompt tokens the prefix cache held. -1: not
-  // this update's news.
-  std::int32_t num_cached_tokens = -1;
 };
 
-// One step's outputs, applied in this order: the plain new tokens (the common case, kept
-// small), then the updates.
+// scheduler -> engine: a sequence went to the worker for the first time (its request left the
+// queue), with the prompt tokens the prefix cache held for it.
+struct SeqAdmitted {
+  std::uint64_t seq_id = 0;
+  std::int32_t num_cached_tokens = 0;
+};
+
+// One step's outputs, applied in this order: the sequences admitted since the last outputs,
+// the plain new tokens (the common case, kept small), then the updates.
 struct StepOutputs {
+  std::vector<SeqAdmitted> admitted;
   std::vector<SeqToken> tokens;
   std::vector<SeqUpdate> updates;
 };
@@ -116,12 +121,17 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, SeqUpdate& x) {
   return f(caf::meta::type_name("minivllm::SeqUpdate"), x.seq_id, x.token,
            x.logprobs, x.finish_reason, x.stop_str, x.stop_str_set, x.stop_token_id, x.text,
-           x.error, x.num_cached_tokens);
+           x.error);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SeqAdmitted& x) {
+  return f(caf::meta::type_name("minivllm::SeqAdmitted"), x.seq_id, x.num_cached_tokens);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepOutputs& x) {
-  return f(caf::meta::type_name("minivllm::StepOutputs"), x.tokens, x.updates);
+  return f(caf::meta::type_name("minivllm::StepOutputs"), x.admitted, x.tokens, x.updates);
 }
 
 template <class Inspector>

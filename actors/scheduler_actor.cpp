@@ -54,6 +54,7 @@ struct SchedulerState {
   std::unordered_map<std::string, std::vector<SeqId>> requests;
   std::vector<std::string> pending_aborts;  // arrived while a step ran
   std::vector<std::uint64_t> released;      // for the worker's next step
+  std::vector<SeqAdmitted> admitted;        // for the engine's next outputs
   std::vector<Retired> retired;
   std::mt19937_64 seed_source;
   std::uint64_t num_steps = 0;
@@ -118,7 +119,10 @@ void end_request(SchedulerState& st, const std::string& request_id, const std::s
 }
 
 void send_outputs(pointer self, StepOutputs& out) {
-  if (!out.tokens.empty() || !out.updates.empty()) self->send(self->state.engine, std::move(out));
+  auto& st = self->state;
+  out.admitted.swap(st.admitted);
+  if (!out.admitted.empty() || !out.tokens.empty() || !out.updates.empty())
+    self->send(st.engine, std::move(out));
 }
 
 void fail_all(pointer self, const std::string& error) {
@@ -149,8 +153,7 @@ void take_token(Sequence& seq, std::int32_t token, bool placeholder) {
 }
 
 // Checks seq's new token (row `row` of the result) for a stop and tells the engine: the plain
-// token, or an update when the sequence finished (then drops it), asked for logprobs or got its
-// first token (with its prefix-cache hit).
+// token, or an update when the sequence finished (then drops it) or asked for logprobs.
 void report_token(SchedulerState& st, Sequence& seq, const StepResult& result, std::size_t row,
                   int max_model_len, StepOutputs& out) {
   const std::int32_t token = result.tokens[row];
@@ -159,8 +162,7 @@ void report_token(SchedulerState& st, Sequence& seq, const StepResult& result, s
   const bool stop_strings = seq.has_stop_strings();
   const FinishReason finish = check_stop(seq, st.config.eos_token_ids, max_model_len,
                                          stop_strings ? st.detokenize : kNoText);
-  const bool first = seq.num_output_tokens() == 1;
-  if (finish == FinishReason::none && !logprobs && !first) {
+  if (finish == FinishReason::none && !logprobs) {
     // Field by field: a SeqToken built aside and copied whole stalls on store forwarding.
     SeqToken& t = out.tokens.emplace_back();
     t.seq_id = seq.id();
@@ -170,7 +172,6 @@ void report_token(SchedulerState& st, Sequence& seq, const StepResult& result, s
   SeqUpdate& u = out.updates.emplace_back();
   u.seq_id = seq.id();
   u.token = token;
-  if (first) u.num_cached_tokens = seq.num_cached_tokens;
   if (logprobs) {
     seq.logprobs.push_back(result.logprobs[row]);
     u.logprobs.push_back(result.logprobs[row]);
@@ -286,6 +287,7 @@ void send_step(pointer self, StepPlan plan, bool look_ahead) {
           work.new_seqs.push_back(
               {s.seq->id(), s.seq->params(), {prompt.begin(), prompt.end()}, e.seed});
           e.on_worker = true;
+          st.admitted.push_back({s.seq->id(), s.seq->num_cached_tokens});
         }
       }
       if (s.sample) work.sample_seq_ids.push_back(s.seq->id());
@@ -430,14 +432,19 @@ scheduler_actor spawn_scheduler(caf::actor_system& sys, const EngineConfig& conf
             [self](stats_atom) {
               const auto& st = self->state;
               const BlockManager& blocks = st.scheduler->block_manager();
-              return EngineStats{st.num_steps,
-                                 st.scheduler->num_running(),
-                                 st.scheduler->num_waiting(),
-                                 st.scheduler->num_preemptions(),
-                                 static_cast<std::uint64_t>(blocks.num_free_blocks()),
-                                 static_cast<std::uint64_t>(blocks.num_blocks()),
-                                 st.scheduler->check_invariants(),
-                                 st.step_times};
+              EngineStats stats{st.num_steps,
+                                st.scheduler->num_running(),
+                                st.scheduler->num_waiting(),
+                                st.scheduler->num_preemptions(),
+                                static_cast<std::uint64_t>(blocks.num_free_blocks()),
+                                static_cast<std::uint64_t>(blocks.num_blocks()),
+                                st.scheduler->check_invariants(),
+                                st.step_times,
+                                {}};
+              // The engine actor fills in the request counters it keeps.
+              stats.counters.prefix_cache_queries = blocks.prefix_cache_queries();
+              stats.counters.prefix_cache_hits = blocks.prefix_cache_hits();
+              return stats;
             },
         };
       },

@@ -250,8 +250,8 @@ TEST_F(Embedding, BadRequestsFailClearlyWhileTheOthersComplete) {
 }
 
 // The prefix cache's hit reaches the output: a prompt whose first 96 tokens (6 blocks of 16)
-// an earlier request computed.
-TEST_F(Embedding, ThePromptTokensFoundInThePrefixCacheAreReported) {
+// an earlier request computed; the counters add both requests up.
+TEST_F(Embedding, ThePrefixCacheHitAndTheRequestCountersAreReported) {
   GenerateRequest first;
   for (int i = 0; i < 100; ++i) first.prompt_token_ids.push_back(100 + i);
   first.params.max_tokens = 4;
@@ -264,6 +264,28 @@ TEST_F(Embedding, ThePromptTokensFoundInThePrefixCacheAreReported) {
   ASSERT_EQ(b.at(0).error, "");
   EXPECT_EQ(b[0].output.num_cached_tokens, 96);
   expect_idle_and_whole();
+
+  // The two requests in the counters.
+  const EngineCounters c = stats().counters;
+  EXPECT_EQ(c.prompt_tokens, 205u);
+  EXPECT_EQ(c.generation_tokens, 8u);
+  EXPECT_EQ(c.prefix_cache_queries, 205u);
+  EXPECT_EQ(c.prefix_cache_hits, 96u);
+  EXPECT_EQ(c.finished_length, 2u);
+  EXPECT_EQ(c.finished_stop + c.finished_abort + c.finished_error, 0u);
+  EXPECT_EQ(c.time_to_first_token.count, 2u);
+  EXPECT_EQ(c.inter_token_latency.count, 6u);  // 3 gaps each
+  EXPECT_EQ(c.e2e_request_latency.count, 2u);
+  EXPECT_EQ(c.request_queue_time.count, 2u);
+  for (const Histogram* h : {&c.time_to_first_token, &c.inter_token_latency,
+                             &c.e2e_request_latency, &c.request_queue_time}) {
+    std::uint64_t total = 0;
+    for (std::uint64_t n : h->counts) total += n;
+    EXPECT_EQ(total, h->count);
+    EXPECT_EQ(h->counts.size(), h->bounds.size() + 1);
+    EXPECT_GE(h->sum, 0.0);
+  }
+  EXPECT_LE(c.e2e_request_latency.sum, 60.0);
 }
 
 TEST_F(Embedding, AbortEndsTheRequestAndFreesItsBlocks) {

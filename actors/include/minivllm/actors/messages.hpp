@@ -114,10 +114,23 @@ typename Inspector::result_type inspect(Inspector& f, StepTimes& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, Histogram& x) {
+  return f(caf::meta::type_name("minivllm::Histogram"), x.bounds, x.counts, x.sum, x.count);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, EngineCounters& x) {
+  return f(caf::meta::type_name("minivllm::EngineCounters"), x.prompt_tokens, x.generation_tokens,
+           x.prefix_cache_queries, x.prefix_cache_hits, x.finished_stop, x.finished_length,
+           x.finished_abort, x.finished_error, x.time_to_first_token, x.inter_token_latency,
+           x.e2e_request_latency, x.request_queue_time);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, EngineStats& x) {
   return f(caf::meta::type_name("minivllm::EngineStats"), x.num_steps, x.num_running,
            x.num_waiting, x.num_preemptions, x.num_free_blocks, x.num_blocks,
-           x.invariant_violation, x.step_times);
+           x.invariant_violation, x.step_times, x.counters);
 }
 
 }  // namespace minivllm

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/engine_counters.hpp"
 #include "engine/request_output.hpp"
 #include "engine/sampling_params.hpp"
 #include "engine/step_times.hpp"
@@ -42,6 +43,7 @@ struct EngineStats {
   std::uint64_t num_blocks = 0;
   std::string invariant_violation;  // "" when the block pool agrees with the running sequences
   StepTimes step_times;  // since the runtime started
+  EngineCounters counters;  // since the runtime started
 };
 
 }  // namespace minivllm

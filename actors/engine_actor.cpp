@@ -11,6 +11,7 @@
 #include "actors/runtime_error.hpp"
 #include "actors/scheduler_actor.hpp"
 #include "actors/token_text.hpp"
+#include "log/log.hpp"
 #include "tokenizer/incremental_decoder.hpp"
 #include "tokenizer/tokenizer.hpp"
 
@@ -185,6 +186,7 @@ caf::result<RequestOutput> submit(pointer self, GenerateRequest& req, delta_sink
     prompt = prompt_of(st, req);
     validate(st, req.params, prompt);
   } catch (const std::exception& e) {
+    log_line(LogLevel::warn, "request " + id + " refused: " + e.what());
     return runtime_error("request " + id + ": " + e.what());
   }
   Pending p;

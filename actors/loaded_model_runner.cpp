@@ -1,6 +1,7 @@
 #include "actors/loaded_model_runner.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include <minivllm/error.hpp>
 
@@ -8,6 +9,7 @@
 #include "backend/make_ops.hpp"
 #include "backend/make_sampler.hpp"
 #include "engine/backend_model_runner.hpp"
+#include "log/log.hpp"
 #include "model/kv_cache_alloc.hpp"
 #include "model/load_model.hpp"
 
@@ -49,8 +51,17 @@ class LoadedModelRunner final : public ModelRunner {
                 static_cast<int>(model_.config.vocab_size), make_device_sampler(*ops_)) {
     const std::int64_t context = std::min(resolve_max_model_len(config, model_.config), kPreparedDecodeContext);
     const std::int64_t block_size = config.cache.block_size;
+    const auto started = std::chrono::steady_clock::now();
     runner_.prepare_decode(config.scheduler.max_num_seqs,
                            static_cast<std::int32_t>((context + block_size - 1) / block_size));
+    if (config.runtime.backend == Backend::cuda)
+      log_line(LogLevel::info,
+               log_format("decode steps of up to %lld sequences and %lld tokens of context "
+                          "prepared in %.2f s (CUDA graphs %s)",
+                          static_cast<long long>(config.scheduler.max_num_seqs),
+                          static_cast<long long>(context),
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+                          config.runtime.cuda_graphs ? "captured" : "off"));
   }
 
   std::int64_t num_blocks() const { return num_blocks_; }

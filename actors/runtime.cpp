@@ -13,6 +13,7 @@
 #include "actors/runtime_error.hpp"
 #include "actors/usable_cores.hpp"
 #include "actors/worker_actor.hpp"
+#include "log/log.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace minivllm {
@@ -33,6 +34,11 @@ RuntimeSpec runtime_spec(const Config& config) {
     spec.engine.eos_token_ids.push_back(static_cast<std::int32_t>(id));
   spec.tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_directory(config.model.path));
   spec.sized_num_blocks = std::make_shared<std::int64_t>(config.cache.num_blocks);
+  spec.log_level = config.runtime.log_level;
+  spec.summary = log_format("model %s (%s), %s on the %s backend",
+                            config.model.path.string().c_str(), model.architectures.front().c_str(),
+                            std::string(dtype_name(config.model.dtype)).c_str(),
+                            std::string(backend_name(config.runtime.backend)).c_str());
   spec.make_runner = [config, sized = spec.sized_num_blocks] {
     LoadedRunner loaded = load_model_runner(config);
     *sized = loaded.num_blocks;  // read by spawn_runtime after the worker's ready reply
@@ -70,6 +76,8 @@ void set_low_latency_scheduling(caf::actor_system_config& cfg) {
 }
 
 engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec) {
+  set_log_level(spec.log_level);
+  log_line(LogLevel::info, "loading " + spec.summary);
   worker_actor worker = spawn_worker(sys, std::move(spec.make_runner), spec.engine.eos_token_ids);
   caf::scoped_actor self{sys};
   std::int32_t vocab_size = 0;
@@ -83,6 +91,15 @@ engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec) {
   }
   if (spec.engine.cache.num_blocks == 0 && spec.sized_num_blocks)
     spec.engine.cache.num_blocks = static_cast<int>(*spec.sized_num_blocks);
+  const CacheConfig& cache = spec.engine.cache;
+  log_line(LogLevel::info,
+           log_format("ready: KV cache of %d blocks x %d tokens (%lld tokens), prefix caching %s, "
+                      "at most %d sequences and %d tokens a step, max_model_len %d",
+                      cache.num_blocks, cache.block_size,
+                      static_cast<long long>(cache.num_blocks) * cache.block_size,
+                      cache.enable_prefix_caching ? "on" : "off", spec.engine.scheduler.max_num_seqs,
+                      spec.engine.scheduler.max_num_batched_tokens,
+                      spec.engine.scheduler.max_model_len));
   return spawn_engine(sys, spec, vocab_size, std::move(worker));
 }
 

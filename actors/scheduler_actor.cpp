@@ -13,6 +13,7 @@
 #include "actors/runtime_error.hpp"
 #include "engine/decode_continuation.hpp"
 #include "engine/prepare_batch.hpp"
+#include "log/log.hpp"
 
 namespace minivllm {
 namespace {
@@ -24,6 +25,11 @@ struct Entry {
 };
 
 // A step at the worker.
+using Clock = std::chrono::steady_clock;
+
+// At info, how often a busy engine says what it is doing.
+constexpr std::chrono::seconds kLogInterval{5};
+
 struct InFlight {
   StepPlan plan;
   // Every sequence of it has one new token, sampled (how its step time is counted).
@@ -42,6 +48,17 @@ struct InFlight {
 struct Retired {
   std::uint64_t last_step = 0;
   std::unique_ptr<Sequence> seq;
+};
+
+// What the periodic log line reports, since the last one (or the first step after idling).
+struct ProgressLog {
+  Clock::time_point since{};
+  std::uint64_t generated = 0;  // tokens sampled
+  std::uint64_t computed_prompt = 0;  // prompt tokens computed (batched tokens less sampled rows)
+  std::uint64_t prefix_queries = 0;   // the block manager's totals when it began
+  std::uint64_t prefix_hits = 0;
+  std::uint64_t preempted = 0;        // since the last warning
+  Clock::time_point warned{};
 };
 
 struct SchedulerState {
@@ -66,9 +83,8 @@ struct SchedulerState {
   std::vector<Sequence*> storing;
   StepTimes step_times;
   SchedulerTurn turn;  // the phases of the turn on a step result, while it runs
+  ProgressLog progress;
 };
-
-using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -187,6 +203,58 @@ void report_token(SchedulerState& st, Sequence& seq, const StepResult& result, s
   drop(st, seq, finish);
 }
 
+// After a step's result: the debug line for it, and every kLogInterval the info line (running
+// and waiting, tokens/s, KV-cache use, the prefix cache's hit rate over the interval).
+void log_step(SchedulerState& st, const StepPlan& plan, const StepResult& result,
+              Clock::time_point now) {
+  ProgressLog& p = st.progress;
+  p.generated += result.tokens.size();
+  p.computed_prompt += static_cast<std::uint64_t>(plan.num_batched_tokens) - result.tokens.size();
+  if (log_enabled(LogLevel::debug))
+    log_line(LogLevel::debug,
+             log_format("step %llu: %zu sequences, %d tokens, ran %.3f ms after %.3f ms idle",
+                        static_cast<unsigned long long>(plan.step), plan.seqs.size(),
+                        plan.num_batched_tokens, result.run_seconds * 1e3,
+                        result.gap_seconds * 1e3));
+  const BlockManager& blocks = st.scheduler->block_manager();
+  if (p.since == Clock::time_point{}) p.since = now;
+  const double seconds = std::chrono::duration<double>(now - p.since).count();
+  if (now - p.since < kLogInterval) return;
+  if (log_enabled(LogLevel::info)) {
+    const std::uint64_t queries = blocks.prefix_cache_queries() - p.prefix_queries;
+    const std::uint64_t hits = blocks.prefix_cache_hits() - p.prefix_hits;
+    log_line(LogLevel::info,
+             log_format("%zu running, %zu waiting; prompt %.1f tok/s, generation %.1f tok/s; "
+                        "KV cache %.1f %% used; prefix cache hit rate %.1f %%",
+                        st.scheduler->num_running(), st.scheduler->num_waiting(),
+                        static_cast<double>(p.computed_prompt) / seconds,
+                        static_cast<double>(p.generated) / seconds,
+                        100.0 * (blocks.num_blocks() - blocks.num_free_blocks()) / blocks.num_blocks(),
+                        queries > 0 ? 100.0 * static_cast<double>(hits) / static_cast<double>(queries)
+                                    : 0.0));
+  }
+  p.since = now;
+  p.generated = p.computed_prompt = 0;
+  p.prefix_queries = blocks.prefix_cache_queries();
+  p.prefix_hits = blocks.prefix_cache_hits();
+}
+
+// At warn, at most once every kLogInterval: sequences preempted because the KV cache ran out.
+void warn_preempted(SchedulerState& st, std::size_t count) {
+  ProgressLog& p = st.progress;
+  p.preempted += count;
+  const auto now = Clock::now();
+  if (now - p.warned < kLogInterval || !log_enabled(LogLevel::warn)) return;
+  log_line(LogLevel::warn,
+           log_format("%llu sequences preempted (the KV cache is full; %llu since start): they "
+                      "are recomputed later; more cache blocks or fewer scheduler.max_num_seqs "
+                      "avoid it",
+                      static_cast<unsigned long long>(p.preempted),
+                      static_cast<unsigned long long>(st.scheduler->num_preemptions())));
+  p.preempted = 0;
+  p.warned = now;
+}
+
 void on_step_done(pointer self, StepResult& result) {
   const auto started = Clock::now();
   auto& st = self->state;
@@ -244,6 +312,7 @@ void on_step_done(pointer self, StepResult& result) {
                            plan.num_batched_tokens, result.run_seconds, result.gap_seconds);
   for (const std::string& id : st.pending_aborts) end_request(st, id, "", out);
   st.pending_aborts.clear();
+  log_step(st, plan, result, started);
   step_returned(st);
   send_outputs(self, out);
   st.turn.tokens_seconds = seconds_since(started);
@@ -337,6 +406,7 @@ StepPlan next_plan(SchedulerState& st) {
     st.spare_plans.pop_back();
   }
   st.scheduler->schedule(plan);
+  if (!plan.preempted.empty()) warn_preempted(st, plan.preempted.size());
   st.turn.plan_seconds += seconds_since(started);
   return plan;
 }

@@ -355,16 +355,6 @@ std::int64_t resolve_max_model_len(const Config& config, const ModelConfig& mode
 
 std::string_view backend_name(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
 
-std::string_view log_level_name(LogLevel l) {
-  switch (l) {
-    case LogLevel::error: return "error";
-    case LogLevel::warn: return "warn";
-    case LogLevel::info: return "info";
-    case LogLevel::debug: return "debug";
-  }
-  return "?";
-}
-
 std::string to_toml(const Config& c) {
   toml::array plugin_dirs;
   for (const fs::path& p : c.runtime.plugin_dirs) plugin_dirs.push_back(fs::absolute(p).string());

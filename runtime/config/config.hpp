@@ -9,10 +9,11 @@
 #include <minivllm/dtype.hpp>
 #include <minivllm/model_config.hpp>
 
+#include "log/log.hpp"
+
 namespace minivllm {
 
 enum class Backend { cpu, cuda };
-enum class LogLevel { error, warn, info, debug };
 
 struct ModelOptions {
   std::filesystem::path path;         // Hugging Face model folder (required)
@@ -74,6 +75,5 @@ std::int64_t resolve_max_model_len(const Config& config, const ModelConfig& mode
 std::string to_toml(const Config& config);
 
 std::string_view backend_name(Backend b);
-std::string_view log_level_name(LogLevel l);
 
 }  // namespace minivllm

@@ -162,6 +162,35 @@ TEST_P(Cli, JsonLinesCarryThePrefixCacheHit) {
   EXPECT_EQ(run.lines[1].at("num_cached_tokens"), 96);
 }
 
+// runtime.log_level decides what reaches stderr: info says what started, error nothing.
+TEST_P(Cli, TheLogLevelDecidesWhatIsLogged) {
+  const CliRun info = generate({"--set", "runtime.log_level=info", "--max-tokens", "2", "--prompt", "Hi"});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_NE(info.err.find("minivllm INFO "), std::string::npos) << info.err;
+  EXPECT_NE(info.err.find("ready: KV cache of 512 blocks x 16 tokens (8192 tokens)"),
+            std::string::npos)
+      << info.err;
+  const CliRun quiet = generate({"--set", "runtime.log_level=error", "--max-tokens", "2", "--prompt", "Hi"});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+  const CliRun refused = generate({"--set", "runtime.log_level=warn", "--max-tokens", "-1", "--prompt", "Hi"});
+  EXPECT_NE(refused.err.find("minivllm WARN "), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("refused"), std::string::npos) << refused.err;
+
+  // A cache of 16 blocks for 8 sequences of 4 blocks each: preemptions, warned of; debug shows
+  // every step.
+  std::vector<std::string> args = {"--set", "runtime.log_level=debug", "--set",
+                                   "cache.num_blocks=16", "--set", "model.max_model_len=64",
+                                   "--max-tokens", "20", "--ignore-eos"};
+  for (int i = 0; i < 8; ++i)
+    args.insert(args.end(), {"--prompt-ids", ids_arg(std::vector<std::int32_t>(40, 11 + i))});
+  const CliRun busy = generate(args);
+  ASSERT_EQ(busy.exit_code, 0) << busy.err;
+  EXPECT_NE(busy.err.find("sequences preempted (the KV cache is full"), std::string::npos) << busy.err;
+  EXPECT_NE(busy.err.find("minivllm DEBUG"), std::string::npos) << busy.err;
+  EXPECT_NE(busy.err.find("step 1: "), std::string::npos) << busy.err;
+}
+
 TEST_P(Cli, AnUnknownSetKeyIsAClearError) {
   const CliRun run = generate({"--set", "scheduler.no_such_key=1", "--prompt", "Hello"});
   EXPECT_NE(run.exit_code, 0);

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "config/config.hpp"
 #include "engine/llm_engine.hpp"
@@ -20,6 +21,8 @@ struct RuntimeSpec {
   // Where make_runner leaves the KV cache's block count when engine.cache.num_blocks is 0 (sized
   // from device memory on the worker); spawn_runtime reads it once the worker is ready.
   std::shared_ptr<std::int64_t> sized_num_blocks;
+  LogLevel log_level = LogLevel::info;  // runtime.log_level, set when the runtime starts
+  std::string summary;                  // the model, dtype and backend, for the start-up log
 };
 
 // From a launch Config: the model folder's tokenizer and config.json (EOS ids, max_model_len),

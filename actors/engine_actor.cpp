@@ -69,7 +69,6 @@ std::vector<std::int32_t> prompt_of(const EngineState& st, const GenerateRequest
 void validate(const EngineState& st, const SamplingParams& params,
               const std::vector<std::int32_t>& prompt) {
   params.validate();
-  if (params.prompt_logprobs) throw Error("prompt_logprobs is not supported by the actor runtime yet");
   if (!params.stop.empty() && !st.tokenizer)
     throw Error("stop strings need a tokenizer, and this engine has none");
   for (std::int32_t id : prompt)
@@ -159,6 +158,13 @@ void apply(pointer self, StepOutputs& out) {
     Pending& p = *it->second;
     p.output.num_cached_tokens = a.num_cached_tokens;
     st.counters.request_queue_time.observe(seconds_between(p.arrival, st.now));
+  }
+  for (SeqPromptLogprobs& l : out.prompt_logprobs) {
+    const auto it = st.by_seq.find(l.seq_id);
+    if (it == st.by_seq.end() || l.seq_id != it->second->first_seq_id) continue;
+    auto& prompt = it->second->output.prompt_logprobs;
+    prompt.assign(1, std::nullopt);  // the first prompt token has none
+    for (PositionLogprobs& p : l.logprobs) prompt.emplace_back(std::move(p));
   }
   // A sequence that is not known any more belongs to a request already answered (shut down or
   // failed).

@@ -49,10 +49,18 @@ struct SeqAdmitted {
   std::int32_t num_cached_tokens = 0;
 };
 
+// scheduler -> engine: a sequence's prompt logprobs, once it has all of them (positions 1 ..
+// n-1: the first prompt token has none).
+struct SeqPromptLogprobs {
+  std::uint64_t seq_id = 0;
+  std::vector<PositionLogprobs> logprobs;
+};
+
 // One step's outputs, applied in this order: the sequences admitted since the last outputs,
-// the plain new tokens (the common case, kept small), then the updates.
+// prompt logprobs, the plain new tokens (the common case, kept small), then the updates.
 struct StepOutputs {
   std::vector<SeqAdmitted> admitted;
+  std::vector<SeqPromptLogprobs> prompt_logprobs;
   std::vector<SeqToken> tokens;
   std::vector<SeqUpdate> updates;
 };
@@ -63,6 +71,15 @@ struct WorkerSeq {
   SamplingParams params;
   std::vector<std::int32_t> prompt;
   std::uint64_t seed = 0;
+};
+
+// scheduler -> worker, in a step where some sequence wants prompt logprobs: the logits rows of
+// one sequence of the plan (plan order; prepare_batch's logits_rows_of).
+struct LogitsRows {
+  std::uint64_t seq_id = 0;
+  std::int32_t start = 0;  // the position of its first row
+  std::int32_t count = 0;  // its logits rows: every position for prompt logprobs, else 1 or 0
+  std::int32_t prompt_logprobs = -1;  // >= 0: the rows are prompt positions, top-k this many
 };
 
 // scheduler -> worker: one step to run.
@@ -80,6 +97,15 @@ struct StepWork {
   // from that step's.
   std::uint64_t continues_step = 0;
   DecodeContinuation continuation;
+  // Empty unless a sequence wants prompt logprobs: then the logits come to the host, every row.
+  std::vector<LogitsRows> logits_layout;
+};
+
+// worker -> scheduler: the logprobs of prompt token `position` (> 0) of a sequence.
+struct PromptLogprob {
+  std::uint64_t seq_id = 0;
+  std::int32_t position = 0;
+  PositionLogprobs logprobs;
 };
 
 // worker -> scheduler: the sampled token per logits row.
@@ -89,6 +115,7 @@ struct StepResult {
   std::vector<PositionLogprobs> logprobs;  // empty, or one per token (rows not asking: empty)
   double run_seconds = 0;  // the worker's wall time running the step (StepTimes)
   double gap_seconds = 0;  // from the step before it ending there to this one starting
+  std::vector<PromptLogprob> prompt_logprobs;  // of the step's prompt logprobs rows
   // The step's batch, emptied, back for the scheduler to refill: within a process its vectors
   // keep their capacity, so no step allocates (and page-faults in) a fresh one.
   Batch spent_batch;
@@ -130,8 +157,25 @@ typename Inspector::result_type inspect(Inspector& f, SeqAdmitted& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SeqPromptLogprobs& x) {
+  return f(caf::meta::type_name("minivllm::SeqPromptLogprobs"), x.seq_id, x.logprobs);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, LogitsRows& x) {
+  return f(caf::meta::type_name("minivllm::LogitsRows"), x.seq_id, x.start, x.count,
+           x.prompt_logprobs);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PromptLogprob& x) {
+  return f(caf::meta::type_name("minivllm::PromptLogprob"), x.seq_id, x.position, x.logprobs);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepOutputs& x) {
-  return f(caf::meta::type_name("minivllm::StepOutputs"), x.admitted, x.tokens, x.updates);
+  return f(caf::meta::type_name("minivllm::StepOutputs"), x.admitted, x.prompt_logprobs, x.tokens,
+           x.updates);
 }
 
 template <class Inspector>
@@ -148,13 +192,14 @@ typename Inspector::result_type inspect(Inspector& f, DecodeContinuation& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepWork& x) {
   return f(caf::meta::type_name("minivllm::StepWork"), x.step, x.batch, x.new_seqs,
-           x.sample_seq_ids, x.released_seq_ids, x.look_ahead, x.continues_step, x.continuation);
+           x.sample_seq_ids, x.released_seq_ids, x.look_ahead, x.continues_step, x.continuation,
+           x.logits_layout);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepResult& x) {
   return f(caf::meta::type_name("minivllm::StepResult"), x.step, x.tokens, x.logprobs,
-           x.run_seconds, x.gap_seconds, x.spent_batch);
+           x.run_seconds, x.gap_seconds, x.prompt_logprobs, x.spent_batch);
 }
 
 template <class Inspector>

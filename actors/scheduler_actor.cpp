@@ -255,6 +255,25 @@ void warn_preempted(SchedulerState& st, std::size_t count) {
   p.warned = now;
 }
 
+// Puts a step's prompt logprobs into their sequences; a sequence that has them all sends them to
+// the engine (the Scheduler plans prompt logits rows until then).
+void take_prompt_logprobs(SchedulerState& st, std::vector<PromptLogprob>& prompt,
+                          StepOutputs& out) {
+  for (PromptLogprob& p : prompt) {
+    const auto it = st.seqs.find(p.seq_id);
+    if (it == st.seqs.end()) continue;  // dropped since
+    Sequence& seq = *it->second.seq;
+    if (seq.prompt_logprobs.empty()) seq.prompt_logprobs.emplace_back();  // the first token: none
+    if (p.position != static_cast<std::int32_t>(seq.prompt_logprobs.size())) continue;  // had it
+    seq.prompt_logprobs.push_back(std::move(p.logprobs));
+    if (static_cast<int>(seq.prompt_logprobs.size()) < seq.num_prompt_tokens()) continue;
+    SeqPromptLogprobs& all = out.prompt_logprobs.emplace_back();
+    all.seq_id = p.seq_id;
+    for (std::size_t i = 1; i < seq.prompt_logprobs.size(); ++i)
+      all.logprobs.push_back(*seq.prompt_logprobs[i]);
+  }
+}
+
 void on_step_done(pointer self, StepResult& result) {
   const auto started = Clock::now();
   auto& st = self->state;
@@ -269,6 +288,7 @@ void on_step_done(pointer self, StepResult& result) {
   for (const ScheduledSequence& s : plan.seqs) s.seq->prefetch_state();
   StepOutputs out;
   out.tokens.reserve(result.tokens.size());
+  if (!result.prompt_logprobs.empty()) take_prompt_logprobs(st, result.prompt_logprobs, out);
   Scheduler& scheduler = *st.scheduler;
   const int max_model_len = scheduler.config().max_model_len;
   // When the step after the running one will be planned ahead (advance()), the running step's
@@ -344,8 +364,10 @@ void send_step(pointer self, StepPlan plan, bool look_ahead) {
   if (work.continues_step == 0) {
     prepare_batch(plan, block_size, work.batch);
     work.sample_seq_ids.reserve(plan.seqs.size());
+    bool prompt_logits = false;
     for (const ScheduledSequence& s : plan.seqs) {
       decodes_only = decodes_only && s.sample && s.num_new_tokens == 1;
+      prompt_logits = prompt_logits || s.prompt_logits;
       // A look-ahead step has only sequences of the step before it, and a sequence with output
       // tokens was sampled by the worker: only the others may be new to it (no lookup per
       // decode).
@@ -361,6 +383,11 @@ void send_step(pointer self, StepPlan plan, bool look_ahead) {
       }
       if (s.sample) work.sample_seq_ids.push_back(s.seq->id());
     }
+    if (prompt_logits)
+      for (const ScheduledSequence& s : plan.seqs)
+        work.logits_layout.push_back(
+            {s.seq->id(), s.start, logits_rows_of(s),
+             s.prompt_logits ? *s.seq->params().prompt_logprobs : -1});
   }
   work.released_seq_ids.swap(st.released);
   const bool decodes_all_running = decodes_only && plan.seqs.size() == st.scheduler->num_running();

@@ -106,9 +106,11 @@ void clear_arrays(Batch& batch) {
 // Answers a step with its sampled tokens (appended to its sequences too) and its times: it ran
 // from `start` (on the device, as far as the worker can tell) to now. Its arrays go back.
 void answer(WorkerState& st, StepWork& work, std::vector<SampledSeq*>& seqs,
-            std::vector<SampledToken>& sampled, Clock::time_point start) {
+            std::vector<SampledToken>& sampled, Clock::time_point start,
+            std::vector<PromptLogprob> prompt_logprobs = {}) {
   const Clock::time_point end = Clock::now();
   StepResult result;
+  result.prompt_logprobs = std::move(prompt_logprobs);
   result.run_seconds = std::chrono::duration<double>(end - start).count();
   if (st.last_step_end)
     result.gap_seconds = std::chrono::duration<double>(start - *st.last_step_end).count();
@@ -189,6 +191,38 @@ void keep_for_continuation(WorkerState& st, StepWork& work) {
   st.last_step = work.step;
 }
 
+// A step where some sequence wants prompt logprobs: every logits row comes to the host, the
+// prompt rows give the logprobs of the prompt tokens they predict, and the sampled rows are
+// sampled there (the CPU sampler, as the engine core's step does).
+void run_with_prompt_logprobs(WorkerState& st, StepWork& work, std::vector<SampledSeq*>& seqs) {
+  const Clock::time_point start = Clock::now();
+  const std::span<const float> logits = st.runner->execute(work.batch);
+  const auto vocab = static_cast<std::size_t>(st.runner->vocab_size());
+  std::vector<PromptLogprob> prompt;
+  std::size_t row = 0, next = 0;
+  for (const LogitsRows& g : work.logits_layout) {
+    if (g.prompt_logprobs >= 0) {
+      const std::vector<std::int32_t>& ids = st.seqs.at(g.seq_id).prompt;
+      for (std::int32_t r = 0; r < g.count; ++r) {
+        const std::int32_t position = g.start + r + 1;  // the prompt token row r predicts
+        if (position >= static_cast<std::int32_t>(ids.size())) break;
+        prompt.push_back({g.seq_id, position,
+                          position_logprobs(logits.subspan((row + r) * vocab, vocab),
+                                            ids[position], g.prompt_logprobs)});
+      }
+    }
+    row += static_cast<std::size_t>(g.count);
+    // Each sequence is in the plan once: the next sampled one, if it is this, samples its last row.
+    if (next < work.sample_seq_ids.size() && work.sample_seq_ids[next] == g.seq_id)
+      st.rows[next++].logits = logits.subspan((row - 1) * vocab, vocab);
+  }
+  if (next != st.rows.size() || row * vocab != logits.size())
+    throw Error("step " + std::to_string(work.step) + ": its logits layout does not match its " +
+                "batch (" + std::to_string(row) + " rows, " + std::to_string(next) + " sampled)");
+  std::vector<SampledToken> sampled = sample_batch(st.rows);
+  answer(st, work, seqs, sampled, start, std::move(prompt));
+}
+
 // Runs one step: queued on the device when the runner can (answered by the next step or once
 // done: poll_queued), else there and then.
 void run_step(WorkerState& st, StepWork& work) {
@@ -209,6 +243,10 @@ void run_step(WorkerState& st, StepWork& work) {
   if (work.look_ahead)  // one token per row, row order
     for (std::size_t r = 0; r < seqs.size(); ++r)
       work.batch.token_ids[r] = fed ? -1 - seqs[r]->queued_row : seqs[r]->output.back();
+  if (!work.logits_layout.empty()) {
+    run_with_prompt_logprobs(st, work, seqs);
+    return;
+  }
   if (!st.runner->can_queue(seqs.size()) || seqs.size() != work.batch.logits_rows.size()) {
     const Clock::time_point start = Clock::now();
     std::vector<SampledToken> sampled = st.runner->execute_and_sample(work.batch, st.rows);

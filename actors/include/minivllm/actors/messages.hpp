@@ -76,11 +76,27 @@ typename Inspector::result_type inspect(Inspector& f, CompletionOutput& x) {
            }));
 }
 
-// prompt_logprobs is left out: the actor runtime refuses requests that ask for it.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RequestOutput& x) {
+  // prompt_logprobs as which positions have one and those, in order (std::optional has no
+  // inspect in CAF 0.17).
+  std::vector<std::uint8_t> present;
+  std::vector<PositionLogprobs> values;
+  for (const auto& p : x.prompt_logprobs) {
+    present.push_back(p.has_value());
+    if (p) values.push_back(*p);
+  }
   return f(caf::meta::type_name("minivllm::RequestOutput"), x.request_id, x.prompt_token_ids,
-           x.outputs, x.num_cached_tokens, x.finished);
+           x.outputs, x.num_cached_tokens, x.finished, present, values,
+           caf::meta::load_callback([&]() -> caf::error {
+             x.prompt_logprobs.clear();
+             std::size_t next = 0;
+             for (std::uint8_t has : present) {
+               if (has && next == values.size()) return caf::sec::invalid_argument;
+               x.prompt_logprobs.push_back(has ? std::optional(values[next++]) : std::nullopt);
+             }
+             return caf::none;
+           }));
 }
 
 template <class Inspector>

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Run here after scripts/gpu/bundle.sh: packages another build's launcher and plugins (the
+# "before" of an A/B, e.g. a worktree of an earlier commit built with -Dbenchmarks=false) into
+# .gpu/baseline, for scripts/gpu/run_ab.sh.
+#   scripts/gpu/bundle_baseline.sh BUILD_DIR [DEVICE_BUNDLE]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=$(cd "$1" && pwd)
+tool=${2:-$root/../shared/tools/device-bundle}
+cd "$root"
+rm -rf .gpu/baseline .gpu/baseline-bin.tar.xz
+"$tool" .gpu/baseline "$build/minivllm" $(find "$build/plugins" -name '*.so')
+tar -C .gpu/baseline -cf - bin | xz -T2 -6 > .gpu/baseline-bin.tar.xz
+rm -rf .gpu/baseline/bin
+git -C "$build/.." describe --always --dirty > .gpu/baseline-commit 2>/dev/null || echo unknown > .gpu/baseline-commit
+du -sh .gpu

@@ -1,9 +1,8 @@
 #pragma once
-// The scheduler: owns the sequences and the Scheduler (with its BlockManager), and drives the
-// step loop: schedule -> StepWork to the worker -> its tokens -> stop conditions -> outputs to
-// the engine -> next step. Aborts that arrive during a step take effect when it returns.
+// The scheduler actor: runs the engine core (engine/engine_core.hpp) on messages, sending its
+// steps to the worker and its outputs to the engine actor.
 #include "actors/internal_messages.hpp"
-#include "engine/llm_engine.hpp"
+#include "engine/engine_core.hpp"
 #include "engine/stop_conditions.hpp"
 
 namespace minivllm {

@@ -11,6 +11,7 @@
 
 #include <minivllm/batch.hpp>
 
+#include "engine/engine_core.hpp"
 #include "engine/model_runner.hpp"
 #include "engine/request_output.hpp"
 #include "engine/sampling_params.hpp"
@@ -19,13 +20,6 @@
 #include "engine/stop_conditions.hpp"
 
 namespace minivllm {
-
-struct EngineConfig {
-  SchedulerConfig scheduler;
-  CacheConfig cache;
-  std::vector<std::int32_t> eos_token_ids;
-  std::uint64_t seed = 0;  // seeds the streams of requests that bring no seed
-};
 
 class LLMEngine {
  public:

@@ -53,13 +53,13 @@ void advance(pointer self) {
 }  // namespace
 
 scheduler_actor spawn_scheduler(caf::actor_system& sys, const EngineConfig& config,
-                                Detokenizer detokenize, step_output_sink engine,
+                                TextStreams text, step_output_sink engine,
                                 worker_actor worker) {
   return sys.spawn(
-      [](pointer self, EngineConfig config, Detokenizer detokenize, step_output_sink engine,
+      [](pointer self, EngineConfig config, TextStreams text, step_output_sink engine,
          worker_actor worker) -> scheduler_actor::behavior_type {
         auto& st = self->state;
-        st.core = std::make_unique<EngineCore>(config, std::move(detokenize));
+        st.core = std::make_unique<EngineCore>(config, std::move(text));
         st.engine = std::move(engine);
         st.worker = std::move(worker);
         return {
@@ -98,7 +98,7 @@ scheduler_actor spawn_scheduler(caf::actor_system& sys, const EngineConfig& conf
             },
         };
       },
-      config, std::move(detokenize), std::move(engine), std::move(worker));
+      config, std::move(text), std::move(engine), std::move(worker));
 }
 
 }  // namespace minivllm

@@ -7,9 +7,9 @@
 
 namespace minivllm {
 
-// `detokenize` may be empty (no stop strings then).
+// `text` may be empty (no stop strings then).
 scheduler_actor spawn_scheduler(caf::actor_system& sys, const EngineConfig& config,
-                                Detokenizer detokenize, step_output_sink engine,
+                                TextStreams text, step_output_sink engine,
                                 worker_actor worker);
 
 }  // namespace minivllm

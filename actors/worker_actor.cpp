@@ -42,7 +42,8 @@ struct ReplyToWorker final : StepAnswers {
 // The runner thread's state: the executor (with the runner: model, KV cache, backend).
 struct WorkerState {
   RunningGuard running;  // first: released last
-  std::unique_ptr<StepExecutor> executor;
+  std::unique_ptr<ModelRunner> runner;
+  std::unique_ptr<StepExecutor> executor;  // on `runner`
   std::string load_error;  // why there is no executor
   ReplyToWorker answers;
 };
@@ -75,7 +76,8 @@ worker_actor spawn_worker(caf::actor_system& sys,
         registry->inc_running();
         st.running.reset(registry);
         try {
-          st.executor = std::make_unique<StepExecutor>(make(), eos);
+          st.runner = make();
+          st.executor = std::make_unique<StepExecutor>(*st.runner, eos);
         } catch (const std::exception& e) {
           st.load_error = e.what();
         }

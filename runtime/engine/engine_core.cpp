@@ -18,6 +18,7 @@ struct Entry {
   std::unique_ptr<Sequence> seq;
   std::uint64_t seed = 0;
   bool on_worker = false;  // the worker has it (WorkerSeq sent)
+  std::unique_ptr<TextStream> text;  // with stop strings: its text, for the stop check
 };
 
 // A step at the worker.
@@ -62,7 +63,7 @@ struct ProgressLog {
 struct EngineCore::State {
   EngineConfig config;
   std::unique_ptr<Scheduler> scheduler;
-  Detokenizer detokenize;
+  TextStreams text_streams;
   std::unordered_map<SeqId, Entry> seqs;
   std::unordered_map<std::string, std::vector<SeqId>> requests;
   std::vector<std::string> pending_aborts;  // arrived while a step ran
@@ -96,8 +97,6 @@ double seconds_since(Clock::time_point start) {
 // Stands for a token the worker has sampled but the scheduler has not heard of yet.
 constexpr std::int32_t kPlaceholderToken = -1;
 
-// The stop check's detokenizer for sequences without stop strings: none.
-const Detokenizer kNoText;
 
 // Stops a sequence and forgets it (its blocks go back to the pool now).
 void drop(SchedulerState& st, Sequence& seq, FinishReason reason) {
@@ -126,11 +125,13 @@ void end_request(SchedulerState& st, const std::string& request_id, const std::s
   const auto it = st.requests.find(request_id);
   if (it == st.requests.end()) return;
   for (SeqId id : std::vector<SeqId>(it->second)) {
-    Sequence& seq = *st.seqs.at(id).seq;
+    Entry& e = st.seqs.at(id);
+    Sequence& seq = *e.seq;
     SeqUpdate& u = out.updates.emplace_back();
     u.seq_id = id;
     u.finish_reason = FinishReason::abort;
     u.error = error;
+    if (e.text) u.text = seq.text + e.text->finish();  // its text so far
     drop(st, seq, FinishReason::abort);
   }
 }
@@ -173,7 +174,7 @@ void report_token(SchedulerState& st, Sequence& seq, const StepResult& result, s
   // Only stop strings need the text; decoding it every step costs, so only then.
   const bool stop_strings = seq.has_stop_strings();
   const FinishReason finish = check_stop(seq, st.config.eos_token_ids, max_model_len,
-                                         stop_strings ? st.detokenize : kNoText);
+                                         stop_strings ? st.seqs.at(seq.id()).text.get() : nullptr);
   if (finish == FinishReason::none && !logprobs) {
     // Field by field: a SeqToken built aside and copied whole stalls on store forwarding.
     SeqToken& t = out.tokens.emplace_back();
@@ -458,6 +459,9 @@ std::optional<StepWork> next_step(SchedulerState& st, StepOutputs& out) {
 void add(SchedulerState& st, SeqRequest& req) {
   if (st.requests.count(req.request_id) != 0)
     throw Error("request " + req.request_id + ": a request with this id is already running");
+  if (!req.params.stop.empty() && !st.text_streams)
+    throw Error("request " + req.request_id +
+                ": stop strings need a tokenizer, and this engine has none");
   const auto params = std::make_shared<const SamplingParams>(std::move(req.params));
   std::vector<SeqId> ids;
   try {
@@ -467,7 +471,8 @@ void add(SchedulerState& st, SeqRequest& req) {
       const SeqId id = req.first_seq_id + static_cast<SeqId>(i);
       auto seq = std::make_unique<Sequence>(id, req.request_id, i, req.prompt, params, seed);
       Sequence* raw = seq.get();
-      st.seqs.emplace(id, Entry{std::move(seq), seed, false});
+      st.seqs.emplace(id, Entry{std::move(seq), seed, false,
+                                params->stop.empty() ? nullptr : st.text_streams()});
       ids.push_back(id);
       st.requests[req.request_id].push_back(id);
       st.scheduler->add(raw);
@@ -481,12 +486,12 @@ void add(SchedulerState& st, SeqRequest& req) {
 
 }  // namespace
 
-EngineCore::EngineCore(const EngineConfig& config, Detokenizer detokenize)
+EngineCore::EngineCore(const EngineConfig& config, TextStreams text_streams)
     : st_(std::make_unique<State>()) {
   st_->scheduler = std::make_unique<Scheduler>(config.scheduler, config.cache);
   st_->seed_source.seed(config.seed);
   st_->config = config;
-  st_->detokenize = std::move(detokenize);
+  st_->text_streams = std::move(text_streams);
 }
 
 EngineCore::~EngineCore() = default;

@@ -15,6 +15,7 @@
 #include "engine/step_messages.hpp"
 #include "engine/step_times.hpp"
 #include "engine/stop_conditions.hpp"
+#include "engine/text_stream.hpp"
 
 namespace minivllm {
 
@@ -27,8 +28,8 @@ struct EngineConfig {
 
 class EngineCore {
  public:
-  // `detokenize` may be empty: requests with stop strings must not come then.
-  EngineCore(const EngineConfig& config, Detokenizer detokenize);
+  // Without text streams (no tokenizer) requests with stop strings are refused.
+  EngineCore(const EngineConfig& config, TextStreams text_streams);
   ~EngineCore();
   EngineCore(const EngineCore&) = delete;
   EngineCore& operator=(const EngineCore&) = delete;

@@ -39,7 +39,7 @@ struct QueuedStep {
 }  // namespace
 
 struct StepExecutor::State {
-  std::unique_ptr<ModelRunner> runner;
+  ModelRunner* runner = nullptr;
   std::vector<std::int32_t> eos_ids;
   std::unordered_map<std::uint64_t, SampledSeq> seqs;
   std::optional<Clock::time_point> last_step_end;
@@ -263,9 +263,9 @@ bool poll_queued(WorkerState& st) {
 
 }  // namespace
 
-StepExecutor::StepExecutor(std::unique_ptr<ModelRunner> runner, std::vector<std::int32_t> eos_ids)
+StepExecutor::StepExecutor(ModelRunner& runner, std::vector<std::int32_t> eos_ids)
     : st_(std::make_unique<State>()) {
-  st_->runner = std::move(runner);
+  st_->runner = &runner;
   st_->eos_ids = std::move(eos_ids);
 }
 

@@ -26,7 +26,8 @@ class StepAnswers {
 
 class StepExecutor {
  public:
-  StepExecutor(std::unique_ptr<ModelRunner> runner, std::vector<std::int32_t> eos_ids);
+  // `runner` must outlive the executor.
+  StepExecutor(ModelRunner& runner, std::vector<std::int32_t> eos_ids);
   ~StepExecutor();
   StepExecutor(const StepExecutor&) = delete;
   StepExecutor& operator=(const StepExecutor&) = delete;

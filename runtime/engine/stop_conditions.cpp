@@ -10,12 +10,6 @@ bool contains(std::span<const std::int32_t> ids, std::int32_t id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
-std::size_t common_prefix(const std::string& a, const std::string& b) {
-  const std::size_t n = std::min(a.size(), b.size());
-  return static_cast<std::size_t>(std::mismatch(a.begin(), a.begin() + n, b.begin()).first -
-                                  a.begin());
-}
-
 // Looks for a stop string ending in the new text; cuts the text there (after it when included).
 bool cut_at_stop_string(Sequence& seq, std::size_t unchanged) {
   const SamplingParams& p = seq.params();
@@ -33,29 +27,28 @@ bool cut_at_stop_string(Sequence& seq, std::size_t unchanged) {
 }  // namespace
 
 FinishReason check_stop_in_full(Sequence& seq, std::span<const std::int32_t> eos_ids,
-                                int max_model_len, const Detokenizer& detokenize) {
+                                int max_model_len, TextStream* text) {
   const SamplingParams& p = seq.params();
   const std::int32_t last = seq.last_token();
   const bool may_stop = seq.num_output_tokens() >= p.min_tokens;
   const bool stop_token = may_stop && ((!p.ignore_eos && contains(eos_ids, last)) ||
                                        contains(p.stop_token_ids, last));
-  if (detokenize) {
+  if (text) {
+    const std::size_t unchanged = seq.text.size();
     // A stop token's own text is left out unless asked for.
-    auto ids = seq.output_ids();
-    if (stop_token && !p.include_stop_str_in_output) ids = ids.first(ids.size() - 1);
-    std::string text = detokenize(ids);
-    const std::size_t unchanged = common_prefix(seq.text, text);
-    seq.text = std::move(text);
+    if (!stop_token || p.include_stop_str_in_output) seq.text += text->push(last);
     if (!stop_token && may_stop && cut_at_stop_string(seq, unchanged)) return FinishReason::stop;
   }
+  FinishReason reason = FinishReason::none;
   if (stop_token) {
     if (contains(p.stop_token_ids, last) && (p.ignore_eos || !contains(eos_ids, last)))
       seq.stop_token_id = last;
-    return FinishReason::stop;
+    reason = FinishReason::stop;
+  } else if (seq.num_tokens() >= max_model_len || seq.num_output_tokens() >= p.max_tokens) {
+    reason = FinishReason::length;
   }
-  if (seq.num_tokens() >= max_model_len || seq.num_output_tokens() >= p.max_tokens)
-    return FinishReason::length;
-  return FinishReason::none;
+  if (text && reason != FinishReason::none) seq.text += text->finish();
+  return reason;
 }
 
 }  // namespace minivllm

@@ -33,13 +33,13 @@ struct EngineSetup {
 };
 
 struct Fixture {
-  explicit Fixture(const EngineSetup& s, Detokenizer detokenize = {})
+  explicit Fixture(const EngineSetup& s, TextStreams text = {})
       : runner(kVocab, s.num_blocks, kBlockSize),
         engine(EngineConfig{{s.max_num_seqs, s.budget, s.max_model_len, s.chunked},
                             {kBlockSize, s.num_blocks, s.prefix_caching},
                             {0},
                             1},
-               runner, std::move(detokenize)) {}
+               runner, std::move(text)) {}
 
   // Runs every request to the end, checking the block pool after each step.
   std::map<std::string, RequestOutput> run() {
@@ -236,6 +236,16 @@ std::string bracketed(std::span<const std::int32_t> ids) {
   return s;
 }
 
+// Each token's text is its id in brackets.
+struct BracketedText final : TextStream {
+  std::string push(std::int32_t id) override { return "<" + std::to_string(id) + ">"; }
+  std::string finish() override { return ""; }
+};
+
+TextStreams bracketed_text() {
+  return [] { return std::make_unique<BracketedText>(); };
+}
+
 TEST(LLMEngine, StopStringsStopAtTheRightTokenAndCutTheText) {
   const auto prompt = prompt_of(20, 9);
   const auto ref = reference_greedy(prompt, kVocab, kNewTokens);
@@ -246,7 +256,7 @@ TEST(LLMEngine, StopStringsStopAtTheRightTokenAndCutTheText) {
   // Spans the end of token k-1 and token k.
   const std::string stop = ">" + bracketed(std::span(ref).subspan(k, 1));
   for (bool include : {false, true}) {
-    Fixture f(EngineSetup{}, [](std::span<const std::int32_t> ids) { return bracketed(ids); });
+    Fixture f(EngineSetup{}, bracketed_text());
     SamplingParams p = greedy();
     p.stop = {"never", stop};
     p.include_stop_str_in_output = include;
@@ -265,7 +275,7 @@ TEST(LLMEngine, DeltaOutputsAddUpToTheFinalAndFinalOnlyReportsOnce) {
   const auto ref = reference_greedy(prompt, kVocab, kNewTokens);
   const std::size_t k = first_fresh_after(ref, 10);
   ASSERT_LT(k, ref.size());
-  Fixture f(EngineSetup{}, [](std::span<const std::int32_t> ids) { return bracketed(ids); });
+  Fixture f(EngineSetup{}, bracketed_text());
   SamplingParams p = greedy();
   p.stop = {">" + bracketed(std::span(ref).subspan(k, 1))};  // cuts token k-1's last char
   p.logprobs = 1;

@@ -108,7 +108,7 @@ typename Inspector::result_type inspect(Inspector& f, GenerateRequest& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, RequestDelta& x) {
   return f(caf::meta::type_name("minivllm::RequestDelta"), x.request_id, x.index, x.token_ids,
-           x.text, x.finished);
+           x.text, x.logprobs, x.finished);
 }
 
 template <class Inspector>

@@ -1,0 +1,34 @@
+#pragma once
+// A request as every door gives it to the engine, and the delta streamed back as it advances.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/request_output.hpp"
+#include "engine/sampling_params.hpp"
+#include "tokenizer/chat_format.hpp"
+
+namespace minivllm {
+
+// One request. The prompt is, by precedence: `messages` (rendered in the model's chat format),
+// else `prompt_token_ids` when not empty, else `prompt` (text).
+struct GenerateRequest {
+  std::string request_id;  // empty: the engine names it
+  std::string prompt;
+  std::vector<std::int32_t> prompt_token_ids;
+  std::vector<ChatMessage> messages;
+  SamplingParams params;
+};
+
+// Streamed to a request's sink as its completion `index` advances. Concatenating the `text` of
+// every delta of a completion gives its final text; no delta splits a UTF-8 character.
+struct RequestDelta {
+  std::string request_id;
+  std::int32_t index = 0;
+  std::vector<std::int32_t> token_ids;  // new this step
+  std::string text;                     // new settled text (requests with stop strings: all at the end)
+  std::vector<PositionLogprobs> logprobs;  // of the new tokens, when SamplingParams::logprobs is set
+  bool finished = false;
+};
+
+}  // namespace minivllm

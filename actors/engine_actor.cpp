@@ -56,7 +56,7 @@ caf::result<RequestOutput> submit(pointer self, GenerateRequest& req, delta_sink
   auto& st = self->state;
   SeqRequest seqs;
   try {
-    seqs = st.table->open(req);
+    seqs = st.table->open(req, static_cast<bool>(sink));
   } catch (const std::exception& e) {
     log_line(LogLevel::warn, std::string("refused: ") + e.what());
     return runtime_error(e.what());

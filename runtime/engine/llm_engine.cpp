@@ -35,7 +35,7 @@ void LLMEngine::add_request(const std::string& request_id, std::vector<std::int3
   request.request_id = request_id;
   request.prompt_token_ids = std::move(prompt);
   request.params = params;
-  SeqRequest seqs = table_.open(request);
+  SeqRequest seqs = table_.open(request, /*streams=*/true);
   try {
     core_.add(seqs);
   } catch (const std::exception& e) {

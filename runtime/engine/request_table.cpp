@@ -35,7 +35,7 @@ std::vector<std::int32_t> RequestTable::prompt_of(const GenerateRequest& req) co
   return tokenizer_->encode(req.prompt);
 }
 
-SeqRequest RequestTable::open(GenerateRequest& req) {
+SeqRequest RequestTable::open(GenerateRequest& req, bool streams) {
   const std::string id =
       req.request_id.empty() ? "req-" + std::to_string(next_id_++) : req.request_id;
   std::vector<std::int32_t> prompt;
@@ -59,6 +59,7 @@ SeqRequest RequestTable::open(GenerateRequest& req) {
   r.output.request_id = id;
   r.output.prompt_token_ids = prompt;
   r.num_unfinished = n;
+  r.streams = streams;
   r.first_seq_id = next_seq_id_;
   next_seq_id_ += static_cast<std::uint64_t>(n);
   for (int i = 0; i < n; ++i) {
@@ -100,7 +101,7 @@ void RequestTable::apply(Open& r, std::size_t index, std::int32_t token, SeqUpda
       counters_.prompt_tokens += r.output.prompt_token_ids.size();
     }
     r.last_token[index] = now_;
-    delta.token_ids.push_back(token);
+    if (r.streams) delta.token_ids.push_back(token);
   }
   const FinishReason finish = u ? u->finish_reason : FinishReason::none;
   const bool finished = finish != FinishReason::none;
@@ -121,10 +122,12 @@ void RequestTable::apply(Open& r, std::size_t index, std::int32_t token, SeqUpda
       if (u->stop_token_id >= 0) c.stop_token_id = u->stop_token_id;
     }
   }
-  delta.request_id = r.output.request_id;
-  delta.index = static_cast<std::int32_t>(index);
-  delta.finished = finished;
-  events.delta(std::move(delta));
+  if (r.streams) {
+    delta.request_id = r.output.request_id;
+    delta.index = static_cast<std::int32_t>(index);
+    delta.finished = finished;
+    events.delta(std::move(delta));
+  }
   if (!finished || --r.num_unfinished > 0) return;
   close(r, finish, false);
   auto done = requests_.extract(r.output.request_id);

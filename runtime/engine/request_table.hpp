@@ -24,7 +24,7 @@ class Tokenizer;
 // What applying outputs tells the door that owns the requests.
 class RequestEvents {
  public:
-  // Completion `delta.index` of a request advanced (or finished).
+  // Completion `delta.index` of a request that streams advanced (or finished).
   virtual void delta(RequestDelta&& delta) = 0;
   // A request is done: its final output. It is closed now.
   virtual void answered(RequestOutput&& output) = 0;
@@ -45,7 +45,8 @@ class RequestTable {
 
   // Builds and checks the prompt and the parameters, names the request when it has no id, and
   // opens it: returns what the core queues. Throws minivllm::Error ("request ID: why").
-  SeqRequest open(GenerateRequest& request);
+  // `streams`: its deltas go to RequestEvents::delta as it advances.
+  SeqRequest open(GenerateRequest& request, bool streams);
   // A request the core refused: closed with `error`.
   void refuse(const std::string& request_id, const std::string& error, RequestEvents& events);
 
@@ -68,6 +69,7 @@ class RequestTable {
     // the core's stop check at the end, since a stop string can cut text already decoded.
     std::vector<std::unique_ptr<TextStream>> text;
     int num_unfinished = 0;
+    bool streams = false;
     std::uint64_t first_seq_id = 0;  // completion i is sequence first_seq_id + i
     Clock::time_point arrival;
     std::vector<Clock::time_point> last_token;  // per completion: when its newest token came

@@ -13,6 +13,17 @@
 
 namespace minivllm {
 
+// worker -> scheduler, once its runner is built: what it can run.
+struct WorkerReady {
+  std::int32_t vocab_size = 0;
+  std::int64_t num_blocks = 0;  // the KV-cache blocks it holds
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, WorkerReady& x) {
+  return f(caf::meta::type_name("minivllm::WorkerReady"), x.vocab_size, x.num_blocks);
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, Batch& x) {
   return f(caf::meta::type_name("minivllm::Batch"), x.token_ids, x.positions, x.slot_mapping,
@@ -101,6 +112,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(minivllm_internal, caf::id_block::minivllm_api::end)
   CAF_ADD_TYPE_ID(minivllm_internal, (minivllm::StepWork))
   CAF_ADD_TYPE_ID(minivllm_internal, (minivllm::StepResult))
   CAF_ADD_TYPE_ID(minivllm_internal, (minivllm::StepFailed))
+  CAF_ADD_TYPE_ID(minivllm_internal, (minivllm::WorkerReady))
   CAF_ADD_ATOM(minivllm_internal, minivllm, ready_atom, "mv_ready")
 CAF_END_TYPE_ID_BLOCK(minivllm_internal)
 
@@ -115,7 +127,7 @@ using scheduler_actor = caf::typed_actor<
     caf::replies_to<stats_atom>::with<EngineStats>>;
 
 using worker_actor = caf::typed_actor<
-    caf::replies_to<ready_atom>::with<std::int32_t>,  // the vocabulary size, once loaded
+    caf::replies_to<ready_atom>::with<WorkerReady>,  // once loaded
     caf::replies_to<StepWork>::with<StepResult>>;
 
 }  // namespace minivllm

@@ -40,9 +40,9 @@ std::int64_t cache_blocks(const Config& config, const LoadedModel& model) {
 
 class LoadedModelRunner final : public ModelRunner {
  public:
-  explicit LoadedModelRunner(const Config& config)
+  LoadedModelRunner(const Config& config, int device)
       : plugins_(PluginRegistry::load(config.runtime.plugin_dirs)),
-        ops_(make_ops(config)),
+        ops_(make_ops(config, device)),
         model_(load_model(plugins_, config.model.path, *ops_)),
         num_blocks_(cache_blocks(config, model_)),
         runner_(*model_.model, *ops_,
@@ -88,10 +88,10 @@ class LoadedModelRunner final : public ModelRunner {
 
 }  // namespace
 
-LoadedRunner load_model_runner(const Config& config) {
+LoadedRunner load_model_runner(const Config& config, int device) {
   if (config.runtime.backend == Backend::cpu && config.cache.num_blocks <= 0)
     throw Error("cache.num_blocks must be set (> 0) for the cpu backend");
-  auto runner = std::make_unique<LoadedModelRunner>(config);
+  auto runner = std::make_unique<LoadedModelRunner>(config, device);
   const std::int64_t num_blocks = runner->num_blocks();
   return {std::move(runner), num_blocks};
 }

@@ -5,19 +5,16 @@
 #include <cstdint>
 #include <memory>
 
+#include <minivllm/actors/runtime_spec.hpp>
+
 #include "config/config.hpp"
 #include "engine/model_runner.hpp"
 
 namespace minivllm {
 
-struct LoadedRunner {
-  std::unique_ptr<ModelRunner> runner;
-  std::int64_t num_blocks = 0;  // the KV cache's, sized from device memory when config says 0
-};
-
-// Throws minivllm::Error (bad plugin dir, model, backend not built, cache does not fit or, on
-// the cpu backend, size not given).
-LoadedRunner load_model_runner(const Config& config);
+// Throws minivllm::Error (bad plugin dir, model, backend not built, no such device, cache does
+// not fit or, on the cpu backend, size not given). `device`: the CUDA device (0 on the cpu).
+LoadedRunner load_model_runner(const Config& config, int device = 0);
 
 // The checks load_model_runner makes of the model folder (a plugin for its architecture, every
 // tensor's name, dtype and shape), by loading it on the CPU backend without a KV cache; throws

@@ -13,6 +13,7 @@
 #include "actors/runtime_error.hpp"
 #include "actors/usable_cores.hpp"
 #include "actors/worker_actor.hpp"
+#include "actors/worker_group.hpp"
 #include "log/log.hpp"
 #include "tokenizer/tokenizer.hpp"
 
@@ -33,17 +34,13 @@ RuntimeSpec runtime_spec(const Config& config) {
   for (std::int64_t id : model.eos_token_ids)
     spec.engine.eos_token_ids.push_back(static_cast<std::int32_t>(id));
   spec.tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_directory(config.model.path));
-  spec.sized_num_blocks = std::make_shared<std::int64_t>(config.cache.num_blocks);
+  spec.devices.assign(config.parallel.devices.begin(), config.parallel.devices.end());
   spec.log_level = config.runtime.log_level;
   spec.summary = log_format("model %s (%s), %s on the %s backend",
                             config.model.path.string().c_str(), model.architectures.front().c_str(),
                             std::string(dtype_name(config.model.dtype)).c_str(),
                             std::string(backend_name(config.runtime.backend)).c_str());
-  spec.make_runner = [config, sized = spec.sized_num_blocks] {
-    LoadedRunner loaded = load_model_runner(config);
-    *sized = loaded.num_blocks;  // read by spawn_runtime after the worker's ready reply
-    return std::move(loaded.runner);
-  };
+  spec.make_runner = [config](int device) { return load_model_runner(config, device); };
   return spec;
 }
 
@@ -78,29 +75,39 @@ void set_low_latency_scheduling(caf::actor_system_config& cfg) {
 engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec) {
   set_log_level(spec.log_level);
   log_line(LogLevel::info, "loading " + spec.summary);
-  worker_actor worker = spawn_worker(sys, std::move(spec.make_runner), spec.engine.eos_token_ids);
+  if (spec.devices.empty()) throw Error("the runtime needs at least one device");
+  std::vector<worker_actor> workers;
+  for (int device : spec.devices)
+    workers.push_back(spawn_worker(sys, [make = spec.make_runner, device] { return make(device); },
+                                   spec.engine.eos_token_ids));
+  worker_actor worker = spawn_worker_group(sys, workers, spec.devices);
   caf::scoped_actor self{sys};
-  std::int32_t vocab_size = 0;
+  WorkerReady ready;
   std::string error;
   self->request(worker, caf::infinite, ready_atom_v)
-      .receive([&](std::int32_t vocab) { vocab_size = vocab; },
+      .receive([&](WorkerReady& r) { ready = r; },
                [&](caf::error& err) { error = error_text(sys, err); });
   if (!error.empty()) {
+    for (const worker_actor& w : workers) self->send_exit(w, caf::exit_reason::user_shutdown);
     self->send_exit(worker, caf::exit_reason::user_shutdown);
     throw Error(error);
   }
-  if (spec.engine.cache.num_blocks == 0 && spec.sized_num_blocks)
-    spec.engine.cache.num_blocks = static_cast<int>(*spec.sized_num_blocks);
+  if (spec.engine.cache.num_blocks == 0)
+    spec.engine.cache.num_blocks = static_cast<int>(ready.num_blocks);
   const CacheConfig& cache = spec.engine.cache;
+  std::string devices;
+  for (int d : spec.devices) devices += (devices.empty() ? "" : ", ") + std::to_string(d);
   log_line(LogLevel::info,
-           log_format("ready: KV cache of %d blocks x %d tokens (%lld tokens), prefix caching %s, "
-                      "at most %d sequences and %d tokens a step, max_model_len %d",
+           log_format("ready: KV cache of %d blocks x %d tokens (%lld tokens) on device%s %s, "
+                      "prefix caching %s, at most %d sequences and %d tokens a step, "
+                      "max_model_len %d",
                       cache.num_blocks, cache.block_size,
                       static_cast<long long>(cache.num_blocks) * cache.block_size,
+                      spec.devices.size() > 1 ? "s" : "", devices.c_str(),
                       cache.enable_prefix_caching ? "on" : "off", spec.engine.scheduler.max_num_seqs,
                       spec.engine.scheduler.max_num_batched_tokens,
                       spec.engine.scheduler.max_model_len));
-  return spawn_engine(sys, spec, vocab_size, std::move(worker));
+  return spawn_engine(sys, spec, ready.vocab_size, std::move(worker));
 }
 
 std::string error_text(caf::actor_system& sys, const caf::error& err) {

@@ -45,6 +45,7 @@ void advance(pointer self) {
               StepOutputs out;
               self->state.core->fail_step(error_text(self->system(), err), out);
               send_outputs(self, out);
+              advance(self);  // the requests the step did not run go on
             });
   }
   send_outputs(self, failed);

@@ -45,13 +45,14 @@ struct WorkerState {
   std::unique_ptr<ModelRunner> runner;
   std::unique_ptr<StepExecutor> executor;  // on `runner`
   std::string load_error;  // why there is no executor
+  std::int64_t num_blocks = 0;
   ReplyToWorker answers;
 };
 
 // The worker actor's state: the runner thread and the steps it was given, oldest first.
 struct WorkerFront {
   bool loaded = false;  // the runner was built
-  std::int32_t vocab_size = 0;
+  WorkerReady ready;
   std::string load_error;  // why not
   std::deque<caf::typed_response_promise<StepResult>> steps;
   std::unique_ptr<JobThread<WorkerState>> thread;
@@ -66,7 +67,7 @@ struct WorkerFront {
 }  // namespace
 
 worker_actor spawn_worker(caf::actor_system& sys,
-                          std::function<std::unique_ptr<ModelRunner>()> make_runner,
+                          std::function<LoadedRunner()> make_runner,
                           std::vector<std::int32_t> eos_ids) {
   // The runner (a device's context and stream, later its NCCL communicator) is built, used and
   // destroyed on the worker's own thread only.
@@ -76,7 +77,9 @@ worker_actor spawn_worker(caf::actor_system& sys,
         registry->inc_running();
         st.running.reset(registry);
         try {
-          st.runner = make();
+          LoadedRunner loaded = make();
+          st.runner = std::move(loaded.runner);
+          st.num_blocks = loaded.num_blocks;
           st.executor = std::make_unique<StepExecutor>(*st.runner, eos);
         } catch (const std::exception& e) {
           st.load_error = e.what();
@@ -89,7 +92,7 @@ worker_actor spawn_worker(caf::actor_system& sys,
   thread->post([built](WorkerState& st) {
     WorkerFront front;
     front.loaded = st.executor != nullptr;
-    if (front.loaded) front.vocab_size = st.executor->runner().vocab_size();
+    if (front.loaded) front.ready = {st.runner->vocab_size(), st.num_blocks};
     else front.load_error = st.load_error;
     built->set_value(std::move(front));
   });
@@ -103,9 +106,9 @@ worker_actor spawn_worker(caf::actor_system& sys,
          WorkerFront front) -> worker_impl_actor::behavior_type {
         self->state = std::move(front);
         return {
-            [self](ready_atom) -> caf::result<std::int32_t> {
+            [self](ready_atom) -> caf::result<WorkerReady> {
               if (!self->state.loaded) return runtime_error(self->state.load_error);
-              return self->state.vocab_size;
+              return self->state.ready;
             },
             [self](StepWork& work) -> caf::result<StepResult> {
               if (!self->state.loaded) return runtime_error(self->state.load_error);

@@ -7,15 +7,17 @@
 #include <memory>
 #include <vector>
 
+#include <minivllm/actors/runtime_spec.hpp>
+
 #include "actors/internal_messages.hpp"
 #include "engine/model_runner.hpp"
 
 namespace minivllm {
 
 // Builds the runner on the worker's thread and waits for it: a failed build is reported by the
-// worker's answer to ready_atom.
+// worker's answer to ready_atom (WorkerReady when it was built).
 worker_actor spawn_worker(caf::actor_system& sys,
-                          std::function<std::unique_ptr<ModelRunner>()> make_runner,
+                          std::function<LoadedRunner()> make_runner,
                           std::vector<std::int32_t> eos_ids);
 
 }  // namespace minivllm

@@ -11,7 +11,7 @@
 
 namespace minivllm {
 
-std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype, bool cuda_graphs) {
+std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype, int device, bool cuda_graphs) {
   // Without a GPU the runtime answers cudaErrorNoDevice or cudaErrorInsufficientDriver (no
   // driver at all): say what the user needs to know rather than the driver's words.
   int count = 0;
@@ -22,7 +22,10 @@ std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype, bool cuda_graphs) {
                                        : std::string(cudaGetErrorName(status)) + ": " +
                                              cudaGetErrorString(status)) +
                 "); use runtime.backend = \"cpu\" on a machine without a GPU");
-  return std::make_unique<CudaOps>(compute_dtype, 0, cuda_graphs);
+  if (device < 0 || device >= count)
+    throw Error("parallel.devices: CUDA device " + std::to_string(device) + " is not there (" +
+                std::to_string(count) + " visible: 0 to " + std::to_string(count - 1) + ")");
+  return std::make_unique<CudaOps>(compute_dtype, device, cuda_graphs);
 }
 
 std::int64_t free_cuda_memory() {

@@ -12,7 +12,7 @@ namespace {
 
 }  // namespace
 
-std::unique_ptr<Ops> make_cuda_ops(DType, bool) { no_cuda(); }
+std::unique_ptr<Ops> make_cuda_ops(DType, int, bool) { no_cuda(); }
 std::int64_t free_cuda_memory() { no_cuda(); }
 std::string cuda_device_name() { no_cuda(); }
 

@@ -9,8 +9,11 @@
 
 namespace minivllm {
 
-std::unique_ptr<Ops> make_ops(const Config& config) {
-  if (config.runtime.backend == Backend::cuda) return make_cuda_ops(config.model.dtype, config.runtime.cuda_graphs);
+std::unique_ptr<Ops> make_ops(const Config& config, int device) {
+  if (config.runtime.backend == Backend::cuda)
+    return make_cuda_ops(config.model.dtype, device, config.runtime.cuda_graphs);
+  if (device != 0)
+    throw Error("device " + std::to_string(device) + ": the cpu backend has only device 0");
   return std::make_unique<CpuOps>();
 }
 

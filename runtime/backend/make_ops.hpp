@@ -11,9 +11,10 @@
 
 namespace minivllm {
 
-// CpuOps, or CudaOps (compute dtype model.dtype, device 0) created on the calling thread, which
-// must be the thread that uses it. Throws minivllm::Error (e.g. cuda in a build without CUDA).
-std::unique_ptr<Ops> make_ops(const Config& config);
+// CpuOps, or CudaOps (compute dtype model.dtype) on CUDA device `device`, created on the calling
+// thread, which must be the thread that uses it. Throws minivllm::Error (e.g. cuda in a build
+// without CUDA, a device that is not there; the cpu backend has only device 0).
+std::unique_ptr<Ops> make_ops(const Config& config, int device = 0);
 
 // The dtype the backend's KV cache must have: f32 on the CPU, the compute dtype on CUDA.
 DType kv_cache_dtype(const Config& config);
@@ -22,8 +23,8 @@ DType kv_cache_dtype(const Config& config);
 // memory (call on the ops' thread), or the host's MemAvailable (/proc/meminfo) on the CPU.
 std::int64_t free_backend_memory(const Config& config);
 
-// The CUDA half (cuda_factory*.cpp). make_cuda_ops: a CudaOps on device 0.
-std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype, bool cuda_graphs);
+// The CUDA half (cuda_factory*.cpp). make_cuda_ops: a CudaOps on CUDA device `device`.
+std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype, int device, bool cuda_graphs);
 // Free memory of the current CUDA device in bytes (cudaMemGetInfo); call on the ops' thread.
 std::int64_t free_cuda_memory();
 // The name of CUDA device 0 ("NVIDIA H200"), for benchmark reports.

@@ -1,5 +1,6 @@
 #include "config/config.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -127,6 +128,25 @@ Key path_list_key(std::string section, std::string name, Field<std::vector<fs::p
           }};
 }
 
+// An array of distinct integers in [0, kIntMax], at least one.
+Key index_list_key(std::string section, std::string name, Field<std::vector<std::int64_t>> field) {
+  return {std::move(section), std::move(name),
+          "a non-empty array of distinct integers in [0, " + std::to_string(kIntMax) + "]", false,
+          [=](const toml::node& v, const Origin&, Config& c) {
+            const toml::array* a = v.as_array();
+            if (a == nullptr || a->empty()) return false;
+            std::vector<std::int64_t> ids;
+            for (const toml::node& e : *a) {
+              auto x = e.value_exact<std::int64_t>();
+              if (!x || *x < 0 || *x > kIntMax) return false;
+              if (std::find(ids.begin(), ids.end(), *x) != ids.end()) return false;
+              ids.push_back(*x);
+            }
+            field(c) = std::move(ids);
+            return true;
+          }};
+}
+
 const std::vector<Key>& schema() {
   static const std::vector<Key> keys = {
       path_key("model", "path", [](Config& c) -> fs::path& { return c.model.path; }),
@@ -163,6 +183,8 @@ const std::vector<Key>& schema() {
       integer_key("parallel", "tensor_parallel_size",
                   [](Config& c) -> std::int64_t& { return c.parallel.tensor_parallel_size; }, 1,
                   1, "1 (tensor parallelism over several GPUs is not supported yet)"),
+      index_list_key("parallel", "devices",
+                     [](Config& c) -> std::vector<std::int64_t>& { return c.parallel.devices; }),
   };
   return keys;
 }
@@ -310,6 +332,17 @@ Config finish(Config config, std::vector<std::string>& errors, const std::vector
   for (const std::string& o : overrides) read_override(o, config, errors);
   if (errors.empty() && config.model.path.empty())
     errors.push_back(name + ": model.path is required (set it in [model] or with --set model.path=DIR)");
+  if (errors.empty() &&
+      static_cast<std::int64_t>(config.parallel.devices.size()) != config.parallel.tensor_parallel_size)
+    errors.push_back(name + ": parallel.devices lists " +
+                     std::to_string(config.parallel.devices.size()) +
+                     " devices, but parallel.tensor_parallel_size is " +
+                     std::to_string(config.parallel.tensor_parallel_size) +
+                     ": one device per tensor-parallel rank");
+  if (errors.empty() && config.runtime.backend == Backend::cpu &&
+      config.parallel.devices != std::vector<std::int64_t>{0})
+    errors.push_back(name + ": parallel.devices names CUDA devices, and runtime.backend is \"cpu\" "
+                     "(leave it at [0] there)");
   if (!errors.empty()) {
     std::string message = "invalid configuration:";
     for (const std::string& e : errors) message += "\n  " + e;
@@ -358,6 +391,8 @@ std::string_view backend_name(Backend b) { return b == Backend::cuda ? "cuda" : 
 std::string to_toml(const Config& c) {
   toml::array plugin_dirs;
   for (const fs::path& p : c.runtime.plugin_dirs) plugin_dirs.push_back(fs::absolute(p).string());
+  toml::array devices;
+  for (std::int64_t d : c.parallel.devices) devices.push_back(d);
   toml::table root{
       {"model", toml::table{{"path", fs::absolute(c.model.path).string()},
                             {"dtype", c.model.dtype == DType::f32 ? "float32" : "bfloat16"},
@@ -373,7 +408,8 @@ std::string to_toml(const Config& c) {
       {"scheduler", toml::table{{"max_num_seqs", c.scheduler.max_num_seqs},
                                 {"max_num_batched_tokens", c.scheduler.max_num_batched_tokens},
                                 {"enable_chunked_prefill", c.scheduler.enable_chunked_prefill}}},
-      {"parallel", toml::table{{"tensor_parallel_size", c.parallel.tensor_parallel_size}}},
+      {"parallel", toml::table{{"tensor_parallel_size", c.parallel.tensor_parallel_size},
+                               {"devices", devices}}},
   };
   // Plain "..." strings only: toml++ 3.3 prints a string holding a newline and ''' as a
   // '''...''' literal that it cannot end, which no longer loads.

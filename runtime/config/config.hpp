@@ -43,6 +43,8 @@ struct SchedulerOptions {
 
 struct ParallelOptions {
   std::int64_t tensor_parallel_size = 1;
+  // CUDA device indices, one worker each (as many as tensor_parallel_size).
+  std::vector<std::int64_t> devices{0};
 };
 
 struct Config {

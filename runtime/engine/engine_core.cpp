@@ -1,5 +1,6 @@
 #include "engine/engine_core.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <random>
@@ -527,8 +528,25 @@ void EngineCore::end_turn() {
 }
 
 void EngineCore::fail_step(const std::string& error, StepOutputs& out) {
-  if (!st_->in_flight.empty()) step_returned(*st_);
-  fail_all(*st_, error, out);
+  State& st = *st_;
+  if (st.in_flight.empty()) {
+    fail_all(st, error, out);
+    return;
+  }
+  // The requests with a sequence in the step end with its error; the others go on. (A step
+  // planned ahead of it has only its sequences: its answer, failed or not, ends nothing more.)
+  std::vector<std::string> failed;
+  for (const ScheduledSequence& s : st.in_flight.front().plan.seqs)
+    if (!s.seq->finished() && std::find(failed.begin(), failed.end(), s.seq->request_id()) ==
+                                  failed.end())
+      failed.push_back(s.seq->request_id());
+  step_returned(st);
+  for (const std::string& id : failed) end_request(st, id, error, out);
+  if (st.in_flight.empty()) {
+    for (const std::string& id : st.pending_aborts) end_request(st, id, "", out);
+    st.pending_aborts.clear();
+  }
+  flush_admitted(st, out);
 }
 
 bool EngineCore::has_unfinished() const { return st_->scheduler->has_unfinished(); }

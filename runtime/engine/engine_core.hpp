@@ -50,7 +50,7 @@ class EngineCore {
   void complete(StepResult& result, StepOutputs& out);
   // Ends the turn complete() started (the sends of next_step count in): recorded in step_times.
   void end_turn();
-  // The oldest step at the worker failed: every request ends with `error`.
+  // The oldest step at the worker failed: the requests it ran end with `error`.
   void fail_step(const std::string& error, StepOutputs& out);
 
   bool has_unfinished() const;

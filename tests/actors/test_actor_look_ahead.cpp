@@ -79,11 +79,13 @@ EngineStats expect_actors_equal_engine_core(int num_blocks, bool queueing = fals
   const std::vector<RequestOutput> expected = engine_core_outputs(requests);
   RuntimeSpec spec;
   spec.engine = engine_config(num_blocks);
-  spec.make_runner = [num_blocks, queueing, fed_steps]() -> std::unique_ptr<ModelRunner> {
+  spec.make_runner = [num_blocks, queueing, fed_steps](int) {
     if (queueing)
-      return std::make_unique<testing::QueueingFakeRunner>(kVocab, num_blocks, kBlockSize,
-                                                           fed_steps);
-    return std::make_unique<testing::FakeModelRunner>(kVocab, num_blocks, kBlockSize);
+      return LoadedRunner{std::make_unique<testing::QueueingFakeRunner>(kVocab, num_blocks,
+                                                                        kBlockSize, fed_steps),
+                          num_blocks};
+    return LoadedRunner{std::make_unique<testing::FakeModelRunner>(kVocab, num_blocks, kBlockSize),
+                        num_blocks};
   };
   LLM llm(std::move(spec));
   const std::vector<GenerateResult> results = llm.generate(requests);

@@ -63,7 +63,9 @@ TEST(ActorShutdown, TheRunnerLivesOnOneThreadAndIsGoneWithTheFacade) {
       RuntimeSpec spec;
       spec.engine.scheduler = {8, 256, 128, false};
       spec.engine.cache = {kBlockSize, kNumBlocks, true};
-      spec.make_runner = [threads] { return std::make_unique<ThreadNotingRunner>(threads); };
+      spec.make_runner = [threads](int) {
+        return LoadedRunner{std::make_unique<ThreadNotingRunner>(threads), kNumBlocks};
+      };
       LLM llm(std::move(spec));
       SamplingParams params;
       params.temperature = 0.0;

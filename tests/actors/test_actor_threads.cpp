@@ -21,7 +21,10 @@ TEST(ActorThreads, ThousandRequestsFromEightThreads) {
   RuntimeSpec spec;
   spec.engine.scheduler = {256, 4096, 256, false};
   spec.engine.cache = {kBlockSize, kNumBlocks, true};
-  spec.make_runner = [] { return std::make_unique<testing::FakeModelRunner>(kVocab, kNumBlocks, kBlockSize); };
+  spec.make_runner = [](int) {
+    return LoadedRunner{std::make_unique<testing::FakeModelRunner>(kVocab, kNumBlocks, kBlockSize),
+                        kNumBlocks};
+  };
   LLM llm(std::move(spec));
 
   constexpr int kThreads = 8;

@@ -97,6 +97,25 @@ TEST_F(ConfigTest, DefaultsForAbsentKeys) {
   EXPECT_EQ(c.parallel.tensor_parallel_size, 1);
 }
 
+TEST_F(ConfigTest, ParallelDevicesNameOneCudaDevicePerRank) {
+  const fs::path file = write("[model]\npath = \"m\"\n[runtime]\nbackend = \"cuda\"\n");
+  EXPECT_EQ(load_config(file, {}).parallel.devices, std::vector<std::int64_t>{0});
+  EXPECT_EQ(load_config(file, {"parallel.devices=[3]"}).parallel.devices,
+            std::vector<std::int64_t>{3});
+  std::string e = error_of(file, {"parallel.devices=[0, 1]"});
+  EXPECT_NE(e.find("parallel.devices lists 2 devices, but parallel.tensor_parallel_size is 1"),
+            std::string::npos) << e;
+  for (const char* bad : {"[]", "[1, 1]", "[-1]", "[\"0\"]", "0"}) {
+    e = error_of(file, {std::string("parallel.devices=") + bad});
+    EXPECT_NE(e.find("parallel.devices: expected a non-empty array of distinct integers"),
+              std::string::npos) << bad << ": " << e;
+  }
+  const fs::path cpu = write("[model]\npath = \"m\"\n");
+  e = error_of(cpu, {"parallel.devices=[1]"});
+  EXPECT_NE(e.find("parallel.devices names CUDA devices, and runtime.backend is \"cpu\""),
+            std::string::npos) << e;
+}
+
 TEST_F(ConfigTest, UnknownSectionNamesFileAndLine) {
   fs::path file = write("[model]\npath = \"m\"\n\n[cach]\nblock_size = 16\n");
   std::string e = error_of(file);

@@ -4,23 +4,31 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
-#include "engine/llm_engine.hpp"
+#include "engine/engine_core.hpp"
 #include "engine/model_runner.hpp"
 
 namespace minivllm {
 
 class Tokenizer;
 
+// A worker's model runner and the KV-cache blocks it holds.
+struct LoadedRunner {
+  std::unique_ptr<ModelRunner> runner;
+  std::int64_t num_blocks = 0;  // sized from device memory when the config says 0
+};
+
 struct RuntimeSpec {
   EngineConfig engine;
   std::shared_ptr<const Tokenizer> tokenizer;  // null: token-id prompts only, no text
-  // Builds the model runner; runs on the worker's own thread. Throws minivllm::Error.
-  std::function<std::unique_ptr<ModelRunner>()> make_runner;
-  // Where make_runner leaves the KV cache's block count when engine.cache.num_blocks is 0 (sized
-  // from device memory on the worker); spawn_runtime reads it once the worker is ready.
-  std::shared_ptr<std::int64_t> sized_num_blocks;
+  // One worker per entry, each on its device (parallel.devices).
+  std::vector<int> devices{0};
+  // Builds a worker's model runner for its device; runs on that worker's own thread. Throws
+  // minivllm::Error. The engine's KV cache has the fewest blocks any worker holds, unless
+  // engine.cache.num_blocks says how many.
+  std::function<LoadedRunner(int device)> make_runner;
   LogLevel log_level = LogLevel::info;  // runtime.log_level, set when the runtime starts
   std::string summary;                  // the model, dtype and backend, for the start-up log
 };

@@ -1,5 +1,6 @@
 #include "backend/cuda_step_runner.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace minivllm::cuda {
@@ -12,7 +13,9 @@ void CudaStepRunner::prepare_decode(std::int32_t max_seqs, std::int32_t max_bloc
   if (graphs_ != nullptr) graphs_->prepare(max_seqs, max_blocks_per_seq, forward_);
 }
 
-Tensor CudaStepRunner::run_step(const Batch& batch, bool fed) {
+Tensor CudaStepRunner::run(const Batch& batch) {
+  const bool fed = std::any_of(batch.token_ids.begin(), batch.token_ids.end(),
+                               [](std::int32_t id) { return id < 0; });
   if (graphs_ != nullptr && DecodeGraphs::bucket_of(batch) > 0)
     return graphs_->run(batch, forward_, fed);
   const BatchLayout layout = BatchLayout::of(batch);

@@ -1,6 +1,11 @@
 #pragma once
 // CudaOps' StepRunner: stages each step's Batch on the device in one pinned copy that every op of
 // the step reads, and, with cuda_graphs, replays pure-decode steps as CUDA graphs.
+//
+// Fed steps, the CUDA backend's own extension of the batch (the plugin API knows nothing of it):
+// a decode step queued before the step ahead of it has brought its tokens to the host names them
+// by row, token id -1 - r for the token the last sampling put in row r (CudaOps'
+// sampled_tokens(), which the embedding reads). A batch with a negative id is a fed step.
 #include <cstddef>
 #include <memory>
 
@@ -17,14 +22,12 @@ class CudaStepRunner final : public StepRunner {
   // `ops` must outlive the runner.
   CudaStepRunner(CudaOps& ops, StepForward forward, bool cuda_graphs);
 
-  Tensor run(const Batch& batch) override { return run_step(batch, false); }
-  Tensor run_fed(const Batch& batch) override { return run_step(batch, true); }
+  Tensor run(const Batch& batch) override;
   void prepare_decode(std::int32_t max_seqs, std::int32_t max_blocks_per_seq) override;
 
   const DecodeGraphs* graphs() const { return graphs_.get(); }  // null without cuda_graphs
 
  private:
-  Tensor run_step(const Batch& batch, bool fed);
 
   CudaOps& ops_;
   StepForward forward_;

@@ -1,13 +1,14 @@
 #include "engine/backend_model_runner.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include <minivllm/error.hpp>
 
 namespace minivllm {
 
-Tensor BackendModelRunner::forward(const Batch& batch, bool fed) {
-  Tensor logits = fed ? steps_->run_fed(batch) : steps_->run(batch);
+Tensor BackendModelRunner::forward(const Batch& batch) {
+  Tensor logits = steps_->run(batch);
   const auto rows = static_cast<std::int64_t>(batch.logits_rows.size());
   if (logits.dtype() != DType::f32 || logits.rank() != 2 || logits.dim(0) != rows ||
       logits.dim(1) != vocab_size_)
@@ -36,7 +37,13 @@ void BackendModelRunner::queue_step(const Batch& batch, std::span<const SamplerR
     throw Error("queue_step: " + std::to_string(rows.size()) + " rows to sample for " +
                 std::to_string(batch.logits_rows.size()) + " logits rows" +
                 (sampler_ ? "" : ", and no device sampler"));
-  sampler_->queue(forward(batch, fed), rows);
+  // A fed step's ids name the rows the sampling ahead of it leaves on the device (the backend's
+  // convention, e.g. cuda_step_runner.hpp): its step runner sees them in the batch.
+  if (fed != std::any_of(batch.token_ids.begin(), batch.token_ids.end(),
+                         [](std::int32_t id) { return id < 0; }))
+    throw Error(std::string("queue_step: a ") + (fed ? "fed" : "step not fed") +
+                (fed ? " step with no sampled-row ids" : " with sampled-row ids"));
+  sampler_->queue(forward(batch), rows);
 }
 
 }  // namespace minivllm

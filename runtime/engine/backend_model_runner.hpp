@@ -44,8 +44,8 @@ class BackendModelRunner final : public ModelRunner {
   }
 
  private:
-  // The step's logits, checked, on the backend; fed: StepRunner::run_fed.
-  Tensor forward(const Batch& batch, bool fed = false);
+  // The step's logits, checked, on the backend.
+  Tensor forward(const Batch& batch);
 
   Model& model_;
   Ops& ops_;

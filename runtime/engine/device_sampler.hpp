@@ -5,7 +5,7 @@
 //
 // Sampling is queued: queue() returns once the work is on the device's stream and collect()
 // brings the tokens back, so that the next step can be queued behind it before they arrive (a
-// fed step: its token ids name the sampled rows, which stay on the device; CudaOps::run_fed).
+// fed step: its token ids name the sampled rows, which stay on the device; cuda_step_runner.hpp).
 #include <cstddef>
 #include <span>
 #include <string>

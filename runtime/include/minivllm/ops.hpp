@@ -29,13 +29,6 @@ class StepRunner {
   // The forward's logits for `batch`, valid until the next run. `batch` must not change while
   // the call runs.
   virtual Tensor run(const Batch& batch) = 0;
-  // run() for a step queued before the one ahead of it has brought its sampled tokens to the
-  // host: its token id -1 - r stands for the token the backend's device sampler last put in row
-  // r (CudaOps' fed steps). A backend that samples on the host has no such tokens: this default
-  // refuses.
-  virtual Tensor run_fed(const Batch& /*batch*/) {
-    throw Error("this backend cannot run a step on tokens sampled on its device");
-  }
   // Readies pure-decode steps of up to `max_seqs` sequences whose block tables have up to
   // `max_blocks_per_seq` entries, so that none pays a first-use cost in the middle of serving
   // (a CUDA runner captures its graphs). This default has nothing to ready.

@@ -1,5 +1,6 @@
 // minivllm generate: runs prompts through the runtime's actors (via the synchronous facade) and
-// prints each completion, or one JSON line per request with --json.
+// prints each completion, or one JSON line per request with --json, or one prompt's text as it
+// is generated with --stream.
 #include <unistd.h>
 
 #include <cstdio>
@@ -30,8 +31,11 @@ struct GenerateOptions {
   std::vector<std::string> prompt_ids;
   bool chat = false;
   bool json = false;
+  bool stream = false;
   SamplingParams params;
   std::uint64_t seed = 0;
+  int logprobs = 0;                // set when --logprobs is given
+  std::string stop_token_ids;      // "1,2"
 };
 
 GenerateRequest text_request(const GenerateOptions& o, const std::string& text) {
@@ -90,29 +94,86 @@ void show_progress(std::size_t done, std::size_t total) {
   if (done == total) std::fputc('\n', stderr);
 }
 
-nlohmann::json json_of(const GenerateResult& r) {
-  if (!r.ok()) return {{"error", r.error}};
-  const CompletionOutput& c = r.output.outputs.at(0);
-  return {{"prompt_token_ids", r.output.prompt_token_ids},
-          {"token_ids", c.token_ids},
-          {"text", c.text},
-          {"finish_reason", finish_reason_name(c.finish_reason)},
-          {"num_cached_tokens", r.output.num_cached_tokens}};
+// Per generated token: {"token_id", "logprob", "top": [[id, logprob], ...]}.
+nlohmann::json json_of(const std::vector<PositionLogprobs>& logprobs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const PositionLogprobs& p : logprobs) {
+    nlohmann::json top = nlohmann::json::array();
+    for (const Logprob& l : p.top) top.push_back({l.token, l.logprob});
+    out.push_back({{"token_id", p.chosen.token}, {"logprob", p.chosen.logprob}, {"top", top}});
+  }
+  return out;
 }
 
-void run(GenerateOptions& o, bool seed_given) {
+// Today's fields for the first completion; "logprobs" when asked; "outputs" (every completion)
+// when there are several.
+nlohmann::json json_of(const GenerateResult& r, bool logprobs) {
+  if (!r.ok()) return {{"error", r.error}};
+  const CompletionOutput& c = r.output.outputs.at(0);
+  nlohmann::json line = {{"prompt_token_ids", r.output.prompt_token_ids},
+                         {"token_ids", c.token_ids},
+                         {"text", c.text},
+                         {"finish_reason", finish_reason_name(c.finish_reason)},
+                         {"num_cached_tokens", r.output.num_cached_tokens}};
+  if (logprobs) line["logprobs"] = json_of(c.logprobs);
+  if (r.output.outputs.size() > 1) {
+    nlohmann::json outputs = nlohmann::json::array();
+    for (const CompletionOutput& o : r.output.outputs) {
+      nlohmann::json one = {{"index", o.index},
+                            {"token_ids", o.token_ids},
+                            {"text", o.text},
+                            {"finish_reason", finish_reason_name(o.finish_reason)}};
+      if (logprobs) one["logprobs"] = json_of(o.logprobs);
+      outputs.push_back(std::move(one));
+    }
+    line["outputs"] = std::move(outputs);
+  }
+  return line;
+}
+
+// --stream: the one request's text on stdout as it comes, then its summary on stderr.
+void run_streamed(LLM& llm, std::vector<GenerateRequest> requests) {
+  if (requests.size() != 1)
+    throw Error("--stream prints one prompt as it is generated; " +
+                std::to_string(requests.size()) + " were given");
+  if (requests.front().params.n != 1) throw Error("--stream prints one completion: --n must be 1");
+  const std::vector<GenerateResult> results =
+      llm.generate(std::move(requests), {}, [](const RequestDelta& d) {
+        std::fwrite(d.text.data(), 1, d.text.size(), stdout);
+        std::fflush(stdout);
+      });
+  std::printf("\n");
+  std::fflush(stdout);
+  const GenerateResult& r = results.front();
+  if (!r.ok()) {
+    std::fprintf(stderr, "error: %s\n", r.error.c_str());
+    throw CLI::RuntimeError(1);
+  }
+  const CompletionOutput& c = r.output.outputs.at(0);
+  std::fprintf(stderr, "%zu tokens, finish_reason %s\n", c.token_ids.size(),
+               finish_reason_name(c.finish_reason));
+}
+
+void run(GenerateOptions& o, bool seed_given, bool logprobs_given) {
   if (seed_given) o.params.seed = o.seed;
+  if (logprobs_given) o.params.logprobs = o.logprobs;
+  if (!o.stop_token_ids.empty())
+    o.params.stop_token_ids = parse_token_id_list(o.stop_token_ids, "--stop-token-ids");
   std::vector<GenerateRequest> requests = requests_of(o);
   const std::size_t total = requests.size();
+  LLM llm(o.config.load());
+  if (o.stream) {
+    run_streamed(llm, std::move(requests));
+    return;
+  }
   std::function<void(std::size_t)> progress;
   if (total > 1 && isatty(STDERR_FILENO)) progress = [total](std::size_t done) { show_progress(done, total); };
-  LLM llm(o.config.load());
   const std::vector<GenerateResult> results = llm.generate(std::move(requests), progress);
   bool failed = false;
   for (std::size_t i = 0; i < results.size(); ++i) {
     failed = failed || !results[i].ok();
     if (o.json) {
-      std::printf("%s\n", json_of(results[i]).dump().c_str());
+      std::printf("%s\n", json_of(results[i], o.params.logprobs.has_value()).dump().c_str());
     } else if (results[i].ok()) {
       const CompletionOutput& c = results[i].output.outputs.at(0);
       std::printf("[%zu] %s\n", i, c.text.c_str());
@@ -144,10 +205,32 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--temperature", o->params.temperature, "0 = greedy")->capture_default_str();
   cmd->add_option("--top-p", o->params.top_p, "Nucleus sampling mass in (0, 1]")->capture_default_str();
   cmd->add_option("--top-k", o->params.top_k, "0 or -1 = off")->capture_default_str();
+  cmd->add_option("--min-p", o->params.min_p, "Minimum probability relative to the top token, in [0, 1]")
+      ->capture_default_str();
+  cmd->add_option("--repetition-penalty", o->params.repetition_penalty,
+                  "Penalty on prompt and output tokens (1 = off)")
+      ->capture_default_str();
+  cmd->add_option("--presence-penalty", o->params.presence_penalty,
+                  "Penalty on output tokens present so far, in [-2, 2]")
+      ->capture_default_str();
+  cmd->add_option("--frequency-penalty", o->params.frequency_penalty,
+                  "Penalty per occurrence of an output token so far, in [-2, 2]")
+      ->capture_default_str();
+  cmd->add_option("--stop", o->params.stop, "Stop string (repeatable); left out of the text")
+      ->take_all()
+      ->expected(1);
+  cmd->add_option("--stop-token-ids", o->stop_token_ids, "Token ids that stop generation, e.g. 50,51");
+  CLI::Option* logprobs = cmd->add_option(
+      "--logprobs", o->logprobs, "Log-probabilities of each generated token and its top N (--json prints them)");
+  cmd->add_option("--n", o->params.n, "Completions per prompt (--json prints them all)")
+      ->capture_default_str();
+  cmd->add_option("--min-tokens", o->params.min_tokens, "Tokens before EOS or a stop may end it")
+      ->capture_default_str();
   CLI::Option* seed = cmd->add_option("--seed", o->seed, "Per-request sampling seed");
   cmd->add_flag("--ignore-eos", o->params.ignore_eos, "Keep generating past EOS");
-  cmd->add_flag("--json", o->json, "One JSON line per request on stdout");
-  cmd->callback([o, seed] { run(*o, seed->count() > 0); });
+  CLI::Option* json = cmd->add_flag("--json", o->json, "One JSON line per request on stdout");
+  cmd->add_flag("--stream", o->stream, "Print one prompt's text as it is generated")->excludes(json);
+  cmd->callback([o, seed, logprobs] { run(*o, seed->count() > 0, logprobs->count() > 0); });
 }
 
 }  // namespace minivllm::cli

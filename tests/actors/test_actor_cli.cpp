@@ -3,6 +3,7 @@
 // per request, a non-zero exit code, and the other requests still complete.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -196,6 +197,58 @@ TEST_P(Cli, AnUnknownSetKeyIsAClearError) {
   EXPECT_NE(run.exit_code, 0);
   EXPECT_TRUE(run.lines.empty());
   EXPECT_NE(run.err.find("no_such_key"), std::string::npos) << run.err;
+}
+
+TEST_P(Cli, SamplingFlagsReachTheEngine) {
+  // --n and --logprobs: every completion, each token's logprobs with its top alternatives.
+  CliRun run = generate({"--prompt", "Hello", "--temperature", "0.8", "--seed", "3", "--n", "2",
+                         "--logprobs", "2", "--max-tokens", "5", "--ignore-eos"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.lines.size(), 1u);
+  const json& line = run.lines[0];
+  ASSERT_EQ(line.at("outputs").size(), 2u);
+  for (const json& o : line.at("outputs")) {
+    ASSERT_EQ(o.at("token_ids").size(), 5u);
+    ASSERT_EQ(o.at("logprobs").size(), 5u);
+    for (std::size_t i = 0; i < 5; ++i) {
+      EXPECT_EQ(o["logprobs"][i].at("token_id"), o["token_ids"][i]);
+      EXPECT_LE(o["logprobs"][i].at("logprob").get<double>(), 0.0);
+      EXPECT_EQ(o["logprobs"][i].at("top").size(), 2u);
+    }
+  }
+  EXPECT_EQ(line.at("token_ids"), line["outputs"][0].at("token_ids"));
+
+  // --stop-token-ids: greedy stops at the first occurrence of a token it would generate.
+  const std::vector<std::string> greedy = {"--prompt", "Hello", "--temperature", "0",
+                                           "--max-tokens", "8", "--ignore-eos"};
+  run = generate(greedy);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto tokens = run.lines.at(0).at("token_ids").get<std::vector<std::int32_t>>();
+  const std::string text = run.lines[0].at("text");
+  std::size_t k = 1;
+  while (k < tokens.size() &&
+         std::find(tokens.begin(), tokens.begin() + k, tokens[k]) != tokens.begin() + k)
+    ++k;
+  ASSERT_LT(k, tokens.size());
+  std::vector<std::string> args = greedy;
+  args.insert(args.end(), {"--stop-token-ids", std::to_string(tokens[k])});
+  run = generate(args);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.lines.at(0).at("token_ids"),
+            json(std::vector<std::int32_t>(tokens.begin(), tokens.begin() + k + 1)));
+  EXPECT_EQ(run.lines[0].at("finish_reason"), "stop");
+
+  // --stream: the same text, as it is generated; one prompt only.
+  run = minivllm({"generate", "--stream"}, greedy);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, text + "\n");
+  EXPECT_NE(run.err.find("8 tokens, finish_reason length"), std::string::npos) << run.err;
+  args = greedy;
+  args.insert(args.end(), {"--prompt", "Two"});
+  run = minivllm({"generate", "--stream"}, args);
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("--stream prints one prompt as it is generated; 2 were given"),
+            std::string::npos) << run.err;
 }
 
 TEST_P(Cli, ChatWrapsThePromptInTheModelsFormat) {

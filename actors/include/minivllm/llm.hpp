@@ -36,9 +36,12 @@ class LLM {
   std::vector<RequestOutput> generate(const std::vector<std::vector<std::int32_t>>& prompts,
                                       const SamplingParams& params);
   // All requests are queued at once; one result each, in order; never throws for a request.
-  // `progress` (optional) is called with the number of results collected so far.
+  // `progress` (optional) is called with the number of results collected so far. `on_delta`
+  // (optional) gets every request's deltas as they are generated, in order per completion, on a
+  // runtime thread, one call at a time; all of them before generate returns.
   std::vector<GenerateResult> generate(std::vector<GenerateRequest> requests,
-                                       const std::function<void(std::size_t)>& progress = {});
+                                       const std::function<void(std::size_t)>& progress = {},
+                                       const std::function<void(const RequestDelta&)>& on_delta = {});
 
   EngineStats stats();
 

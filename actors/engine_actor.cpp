@@ -56,7 +56,8 @@ caf::result<RequestOutput> submit(pointer self, GenerateRequest& req, delta_sink
   auto& st = self->state;
   SeqRequest seqs;
   try {
-    seqs = st.table->open(req, static_cast<bool>(sink));
+    // A final-only request's sink gets no deltas: its answer is all there is.
+    seqs = st.table->open(req, sink && req.params.output_kind != OutputKind::final_only);
   } catch (const std::exception& e) {
     log_line(LogLevel::warn, std::string("refused: ") + e.what());
     return runtime_error(e.what());

@@ -175,6 +175,25 @@ TEST_F(Embedding, GreedyGoldensWithDeltasThatAddUpToTheOutputs) {
   }
 }
 
+TEST_F(Embedding, AFinalOnlyRequestStreamsNothingToItsSink) {
+  std::vector<GenerateRequest> requests(2);
+  requests[0].prompt = "final only";
+  requests[0].params.max_tokens = 4;
+  requests[0].params.ignore_eos = true;
+  requests[0].params.output_kind = OutputKind::final_only;
+  requests[1].prompt = "streams";  // longer: its last delta comes after any of the first's
+  requests[1].params.max_tokens = 12;
+  requests[1].params.ignore_eos = true;
+  auto deltas = std::make_shared<Deltas>();
+  const auto results = submit_all(std::move(requests), spawn_sink(deltas));
+  ASSERT_TRUE(deltas->wait_finished(1));
+  std::lock_guard lock(deltas->mutex);
+  ASSERT_EQ(results[0].error, "");
+  EXPECT_EQ(results[0].output.outputs.at(0).token_ids.size(), 4u);
+  EXPECT_EQ(deltas->by_completion.count({results[0].output.request_id, 0}), 0u);
+  EXPECT_EQ(deltas->by_completion.at({results[1].output.request_id, 0}).size(), 12u);
+}
+
 TEST_F(Embedding, SampledTextStreamsWithoutSplittingCharacters) {
   std::vector<GenerateRequest> requests;
   for (const char* text : {"日本語の文章を書いてください。", "Write a poem 🙂 about the sea", "Привет, мир"}) {

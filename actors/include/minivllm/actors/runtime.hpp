@@ -10,7 +10,9 @@
 //
 // The engine answers each GenerateRequest with the final RequestOutput (finish_reason `abort`
 // when aborted or shut down) or with an error naming what is wrong with the request; the sink
-// (optional) gets the deltas first. A requester that goes away has its requests aborted.
+// (optional) gets the deltas as they come (RequestDelta: new tokens and text, whatever the
+// request's output_kind; none for output_kind final_only). A requester that goes away has its
+// requests aborted.
 #include <string>
 
 #include <caf/fwd.hpp>

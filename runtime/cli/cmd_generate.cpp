@@ -175,10 +175,16 @@ void run(GenerateOptions& o, bool seed_given, bool logprobs_given) {
     if (o.json) {
       std::printf("%s\n", json_of(results[i], o.params.logprobs.has_value()).dump().c_str());
     } else if (results[i].ok()) {
-      const CompletionOutput& c = results[i].output.outputs.at(0);
-      std::printf("[%zu] %s\n", i, c.text.c_str());
-      std::fprintf(stderr, "[%zu] %zu tokens, finish_reason %s\n", i, c.token_ids.size(),
-                   finish_reason_name(c.finish_reason));
+      // Every completion: [request] alone, [request.completion] when there are several.
+      const auto& outputs = results[i].output.outputs;
+      for (const CompletionOutput& c : outputs) {
+        const std::string label = outputs.size() == 1
+                                      ? std::to_string(i)
+                                      : std::to_string(i) + "." + std::to_string(c.index);
+        std::printf("[%s] %s\n", label.c_str(), c.text.c_str());
+        std::fprintf(stderr, "[%s] %zu tokens, finish_reason %s\n", label.c_str(),
+                     c.token_ids.size(), finish_reason_name(c.finish_reason));
+      }
     } else {
       std::fprintf(stderr, "[%zu] error: %s\n", i, results[i].error.c_str());
     }
@@ -229,6 +235,7 @@ void add_generate_command(CLI::App& app) {
   CLI::Option* seed = cmd->add_option("--seed", o->seed, "Per-request sampling seed");
   cmd->add_flag("--ignore-eos", o->params.ignore_eos, "Keep generating past EOS");
   CLI::Option* json = cmd->add_flag("--json", o->json, "One JSON line per request on stdout");
+  logprobs->needs(json);  // only the JSON lines carry them
   cmd->add_flag("--stream", o->stream, "Print one prompt's text as it is generated")->excludes(json);
   cmd->callback([o, seed, logprobs] { run(*o, seed->count() > 0, logprobs->count() > 0); });
 }

@@ -217,6 +217,14 @@ TEST_P(Cli, SamplingFlagsReachTheEngine) {
     }
   }
   EXPECT_EQ(line.at("token_ids"), line["outputs"][0].at("token_ids"));
+  // Without --json every completion is printed; logprobs need --json.
+  run = minivllm({"generate"}, {"--prompt", "Hello", "--n", "2", "--max-tokens", "3"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("[0.0] "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("[0.1] "), std::string::npos) << run.out;
+  run = minivllm({"generate"}, {"--prompt", "Hello", "--logprobs", "2"});
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("--logprobs requires --json"), std::string::npos) << run.err;
 
   // --stop-token-ids: greedy stops at the first occurrence of a token it would generate.
   const std::vector<std::string> greedy = {"--prompt", "Hello", "--temperature", "0",

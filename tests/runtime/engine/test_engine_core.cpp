@@ -51,6 +51,14 @@ struct Harness {
     return r;
   }
 
+  // A request of `prompt_len` tokens, queued, and the steps that lets the core send.
+  SeqRequest add_and_send(const std::string& id, int prompt_len, std::uint32_t seed) {
+    SeqRequest r = request(id, prompt_len, seed);
+    core.add(r);
+    sent_by_add = send();
+    return r;
+  }
+
   // Every step the core has now goes to the executor; returns how many.
   int send() {
     int sent = 0;
@@ -90,6 +98,7 @@ struct Harness {
   StepOutputs out;
   std::uint64_t next_seq_id = 0;
   int look_ahead_steps = 0;
+  int sent_by_add = 0;
   std::map<std::uint64_t, std::vector<std::int32_t>> prompts, tokens;
   std::map<std::uint64_t, FinishReason> finished;
   std::map<std::uint64_t, std::string> errors;
@@ -114,12 +123,10 @@ TEST(EngineCore, PlansAheadWhileAStepRunsAndTheTokensStayTheReferences) {
 
 TEST(EngineCore, AFailedStepEndsOnlyTheRequestsItRan) {
   Harness h;
-  SeqRequest a = h.request("a", 20, 1);
-  h.core.add(a);
-  ASSERT_EQ(h.send(), 1);
-  SeqRequest b = h.request("b", 30, 2);  // waits: a step runs
-  h.core.add(b);
-  EXPECT_EQ(h.send(), 0);
+  SeqRequest a = h.add_and_send("a", 20, 1);
+  ASSERT_EQ(h.sent_by_add, 1);
+  SeqRequest b = h.add_and_send("b", 30, 2);  // waits: a step runs
+  EXPECT_EQ(h.sent_by_add, 0);
   h.core.fail_step("worker: boom", h.out);
   h.answers.results.clear();  // the failed step's answer, dropped as a failure would be
   h.take_outputs();
@@ -135,9 +142,8 @@ TEST(EngineCore, AFailedStepEndsOnlyTheRequestsItRan) {
 
 TEST(EngineCore, AnAbortDuringAStepTakesEffectWhenItReturns) {
   Harness h;
-  SeqRequest a = h.request("a", 20, 1);
-  h.core.add(a);
-  ASSERT_EQ(h.send(), 1);
+  SeqRequest a = h.add_and_send("a", 20, 1);
+  ASSERT_EQ(h.sent_by_add, 1);
   EXPECT_TRUE(h.core.abort("a", h.out));
   EXPECT_TRUE(h.out.updates.empty());  // its blocks may be in use right now
   EXPECT_FALSE(h.core.abort("nobody", h.out));

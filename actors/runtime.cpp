@@ -14,13 +14,44 @@
 #include "actors/usable_cores.hpp"
 #include "actors/worker_actor.hpp"
 #include "actors/worker_group.hpp"
+#include "checkpoint/config_json.hpp"
 #include "log/log.hpp"
+#include "model/plugin_registry.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace minivllm {
 
+namespace {
+
+// The family's format for the tokenizer's chat_template, or a renderer that says why there is none.
+ChatRenderer chat_renderer(const ModelFamily& family, const PluginRegistry& plugins,
+                           const ModelConfig& model, const Config& config,
+                           const Tokenizer& tokenizer) {
+  if (const ChatFormat format = family.chat_format(tokenizer.chat_template()))
+    return [format](std::span<const ChatMessage> messages, const ChatOptions& options) {
+      return format(messages, options);
+    };
+  const std::string where = (config.model.path / "tokenizer_config.json").string();
+  const std::string why =
+      tokenizer.chat_template().empty()
+          ? where + " has no chat_template"
+          : where + ": its chat_template is not one the plugin for " +
+                model.architectures.front() + " (" +
+                plugins.plugin_of(model.architectures.front()).string() + ") renders";
+  return [why](std::span<const ChatMessage>, const ChatOptions&) -> std::string {
+    throw Error("chat messages: " + why);
+  };
+}
+
+}  // namespace
+
 RuntimeSpec runtime_spec(const Config& config) {
-  const ModelConfig model = load_model_config(config.model.path / "config.json");
+  const auto config_file = config.model.path / "config.json";
+  const std::unique_ptr<ConfigFields> fields = load_config_fields(config_file);
+  const ModelConfig model = model_config_from(*fields);
+  const PluginRegistry plugins = PluginRegistry::load(config.runtime.plugin_dirs);
+  const ModelFamily& family = plugins.family(model, config_file);
+  family.check_config(model, *fields);
   RuntimeSpec spec;
   const std::int64_t max_model_len = resolve_max_model_len(config, model);
   spec.engine.scheduler = {static_cast<int>(config.scheduler.max_num_seqs),
@@ -34,6 +65,7 @@ RuntimeSpec runtime_spec(const Config& config) {
   for (std::int64_t id : model.eos_token_ids)
     spec.engine.eos_token_ids.push_back(static_cast<std::int32_t>(id));
   spec.tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_directory(config.model.path));
+  spec.chat = chat_renderer(family, plugins, model, config, *spec.tokenizer);
   spec.devices.assign(config.parallel.devices.begin(), config.parallel.devices.end());
   spec.log_level = config.runtime.log_level;
   spec.summary = log_format("model %s (%s), %s on the %s backend",

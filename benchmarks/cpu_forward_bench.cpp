@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "backend/cpu_ops.hpp"
-#include "checkpoint/random_checkpoint.hpp"
+#include "model/random_model.hpp"
 #include "model/batch_builder.hpp"
 #include "model/kv_cache_alloc.hpp"
 #include "model/load_model.hpp"
@@ -81,7 +81,7 @@ int main(int argc, char** argv) try {
   std::string json = "{";
   std::printf("%-12s %18s %18s\n", "model", "prefill tokens/s", "decode tokens/s");
   for (const std::string name : {"tiny-qwen3", "tiny-llama3"}) {
-    write_random_checkpoint(configs / "models" / (name + ".json"), work / name, 0);
+    write_random_model(plugins, configs / "models" / (name + ".json"), work / name, 0);
     auto loaded = load_model(plugins, work / name, ops);
     const Speed s = measure(*loaded.model, ops, loaded.config.vocab_size);
     std::printf("%-12s %18.0f %18.0f\n", name.c_str(), s.prefill_tokens_per_s, s.decode_tokens_per_s);

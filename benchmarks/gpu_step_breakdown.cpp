@@ -104,6 +104,12 @@ class TimedOps final : public Ops {
     return timed(x.dtype() == DType::f32 ? "gemm lm_head" : "gemm layers",
                  [&] { return inner_.linear(x, weight); });
   }
+  void add_bias(Tensor& x, const Tensor& bias) override {
+    timed("add_bias", [&] {
+      inner_.add_bias(x, bias);
+      return 0;
+    });
+  }
   Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps) override {
     return timed("rms_norm", [&] { return inner_.rms_norm(x, weight, eps); });
   }

@@ -1,11 +1,13 @@
 // LlamaForCausalLM (Llama 3.x): pre-norm decoder with GQA attention and a SiLU-gated MLP; RoPE
 // frequencies rescaled by the config's "llama3" rope_scaling when present; lm_head tied to the
-// embeddings or not, as the config says.
+// embeddings or not, as the config says. Chat: Llama 3's header format.
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <minivllm/chat_formats.hpp>
 #include <minivllm/layers.hpp>
 #include <minivllm/model.hpp>
 
@@ -26,9 +28,10 @@ struct LlamaDecoderLayer {
   GatedMlp mlp;
 };
 
-std::vector<float> llama_rope_frequencies(const ModelConfig& c) {
+std::vector<float> llama_rope_frequencies(const ModelConfig& c, const ConfigFields& fields) {
   auto inv_freq = rope_inverse_frequencies(c.head_dim, c.rope_theta);
-  return c.rope_scaling ? llama3_scaled_frequencies(inv_freq, *c.rope_scaling) : inv_freq;
+  const std::optional<Llama3RopeScaling> scaling = read_llama3_rope_scaling(fields);
+  return scaling ? llama3_scaled_frequencies(inv_freq, *scaling) : inv_freq;
 }
 
 class LlamaForCausalLM final : public Model {
@@ -52,7 +55,7 @@ class LlamaForCausalLM final : public Model {
     }
     norm_ = RmsNorm::load(w, "model.norm.weight", c.hidden_size, c.rms_norm_eps);
     lm_head_ = load_lm_head(w, c, embed_tokens_);
-    rotary_ = RotaryEmbedding::create(ops_, llama_rope_frequencies(c));
+    rotary_ = RotaryEmbedding::create(ops_, llama_rope_frequencies(c, context.fields));
   }
 
   KvCacheSpec kv_cache_spec() const override {
@@ -89,11 +92,27 @@ class LlamaForCausalLM final : public Model {
   RotaryEmbedding rotary_;
 };
 
-std::unique_ptr<Model> make_llama(const ModelContext& context) {
-  return std::make_unique<LlamaForCausalLM>(context);
-}
+class LlamaFamily final : public ModelFamily {
+ public:
+  std::vector<std::string> architectures() const override { return {"LlamaForCausalLM"}; }
+  std::vector<std::string> model_types() const override { return {"llama"}; }
+  void check_config(const ModelConfig&, const ConfigFields& fields) const override {
+    check_decoder_config(fields, /*qkv_bias=*/false);
+    read_llama3_rope_scaling(fields);
+  }
+  std::vector<CheckpointTensor> checkpoint_tensors(const ModelConfig& config,
+                                                   const ConfigFields&) const override {
+    return decoder_tensors(config, {});
+  }
+  ChatFormat chat_format(std::string_view chat_template) const override {
+    return chat_formats::is_llama3(chat_template) ? &chat_formats::llama3 : nullptr;
+  }
+  std::unique_ptr<Model> create(const ModelContext& context) const override {
+    return std::make_unique<LlamaForCausalLM>(context);
+  }
+};
 
 }  // namespace
 }  // namespace minivllm
 
-MINIVLLM_PLUGIN("llama3", registrar) { registrar.add("LlamaForCausalLM", &minivllm::make_llama); }
+MINIVLLM_PLUGIN("llama3", registrar) { registrar.add(std::make_unique<minivllm::LlamaFamily>()); }

@@ -1,10 +1,12 @@
 // Qwen3ForCausalLM: a Llama-style decoder whose attention RMS-normalizes each query and key head
 // (q_norm, k_norm) before RoPE. head_dim comes from the config, so q_proj may be wider than hidden.
+// Plain RoPE; chat: ChatML as Qwen3's template renders it.
 #include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <minivllm/chat_formats.hpp>
 #include <minivllm/layers.hpp>
 #include <minivllm/model.hpp>
 
@@ -85,11 +87,27 @@ class Qwen3ForCausalLM final : public Model {
   RotaryEmbedding rotary_;
 };
 
-std::unique_ptr<Model> make_qwen3(const ModelContext& context) {
-  return std::make_unique<Qwen3ForCausalLM>(context);
-}
+class Qwen3Family final : public ModelFamily {
+ public:
+  std::vector<std::string> architectures() const override { return {"Qwen3ForCausalLM"}; }
+  std::vector<std::string> model_types() const override { return {"qwen3"}; }
+  void check_config(const ModelConfig&, const ConfigFields& fields) const override {
+    check_decoder_config(fields, /*qkv_bias=*/false);
+    require_plain_rope(fields);
+  }
+  std::vector<CheckpointTensor> checkpoint_tensors(const ModelConfig& config,
+                                                   const ConfigFields&) const override {
+    return decoder_tensors(config, {.qk_norm = true});
+  }
+  ChatFormat chat_format(std::string_view chat_template) const override {
+    return chat_formats::is_chatml(chat_template) ? &chat_formats::qwen3 : nullptr;
+  }
+  std::unique_ptr<Model> create(const ModelContext& context) const override {
+    return std::make_unique<Qwen3ForCausalLM>(context);
+  }
+};
 
 }  // namespace
 }  // namespace minivllm
 
-MINIVLLM_PLUGIN("qwen3", registrar) { registrar.add("Qwen3ForCausalLM", &minivllm::make_qwen3); }
+MINIVLLM_PLUGIN("qwen3", registrar) { registrar.add(std::make_unique<minivllm::Qwen3Family>()); }

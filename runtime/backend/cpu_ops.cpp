@@ -11,6 +11,7 @@
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/attention.hpp"
 #include "kernels/cpu/attention_inputs.hpp"
+#include "kernels/cpu/bias.hpp"
 #include "kernels/cpu/embedding.hpp"
 #include "kernels/cpu/linear.hpp"
 #include "kernels/cpu/norm.hpp"
@@ -84,6 +85,14 @@ Tensor CpuOps::linear(const Tensor& x, const Tensor& weight) {
   cpu::linear(x.data_as<float>(), weight.data(), weight.dtype(), y.data_as<float>(), x.dim(0),
               weight.dim(0), x.dim(1));
   return y;
+}
+
+void CpuOps::add_bias(Tensor& x, const Tensor& bias) {
+  require_matrix(x, "add_bias", "x");
+  require_weight(bias, 1, "add_bias");
+  REQUIRE(bias.dim(0) == x.dim(1), "add_bias",
+          "bias " + shape_string(bias.shape()) + " does not match x " + shape_string(x.shape()));
+  cpu::add_bias(x.data_as<float>(), bias.data(), bias.dtype(), x.dim(0), x.dim(1));
 }
 
 Tensor CpuOps::rms_norm(const Tensor& x, const Tensor& weight, float eps) {

@@ -12,6 +12,7 @@
 #include "backend/require.hpp"
 #include "kernels/cuda/activation.cuh"
 #include "kernels/cuda/attention_inputs.cuh"
+#include "kernels/cuda/bias.cuh"
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/embedding.cuh"
 #include "kernels/cuda/paged_attention.cuh"
@@ -273,6 +274,15 @@ Tensor CudaOps::linear(const Tensor& x, const Tensor& weight) {
                              y.data(), blas_type(y.dtype()), static_cast<int>(out_features),
                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   return y;
+}
+
+void CudaOps::add_bias(Tensor& x, const Tensor& bias) {
+  require_device(x, dtype_, 2, "add_bias", "x");
+  require_device(bias, dtype_, 1, "add_bias", "bias");
+  REQUIRE(bias.dim(0) == x.dim(1), "add_bias",
+          "bias " + shape_string(bias.shape()) + " does not match x " + shape_string(x.shape()));
+  if (x.numel() > 0)
+    MV_CUDA_CHECK(cuda::launch_add_bias(dtype_, x.data(), bias.data(), x.dim(0), x.dim(1), stream_));
 }
 
 Tensor CudaOps::rms_norm(const Tensor& x, const Tensor& weight, float eps) {

@@ -64,6 +64,7 @@ class CudaOps final : public Ops {
 
   Tensor embedding(const Tensor& table, const Batch& batch) override;
   Tensor linear(const Tensor& x, const Tensor& weight) override;
+  void add_bias(Tensor& x, const Tensor& bias) override;
   Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps) override;
   Tensor add_rms_norm(const Tensor& x, Tensor& residual, const Tensor& weight,
                       float eps) override;

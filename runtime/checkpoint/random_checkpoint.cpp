@@ -38,6 +38,7 @@ struct Distribution {
 
 Distribution distribution_of(const TensorSpec& t) {
   if (ends_with(t.name, "norm.weight")) return {1.0, 0.1};
+  if (ends_with(t.name, ".bias")) return {0.0, 0.1};
   if (ends_with(t.name, "embed_tokens.weight") || ends_with(t.name, "lm_head.weight"))
     return {0.0, 1.0};
   return {0.0, std::sqrt(3.0 / static_cast<double>(t.shape.at(1)))};
@@ -63,41 +64,17 @@ void fill_tensor(const TensorSpec& t, std::uint64_t seed, std::int64_t first,
 
 }  // namespace
 
-std::vector<TensorSpec> random_v1_tensors(const ModelConfig& c) {
-  if (c.model_type != "qwen3" && c.model_type != "llama")
-    throw Error("random-v1: model_type '" + c.model_type + "' is not supported (qwen3, llama)");
-  const std::int64_t h = c.hidden_size, hd = c.head_dim, inter = c.intermediate_size;
-  const std::int64_t q = c.num_attention_heads * hd, kv = c.num_key_value_heads * hd;
-  std::vector<TensorSpec> t;
-  auto add = [&](std::string name, std::vector<std::int64_t> shape) {
-    t.push_back({std::move(name), DType::bf16, std::move(shape)});
-  };
-  add("model.embed_tokens.weight", {c.vocab_size, h});
-  for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) {
-    const std::string p = "model.layers." + std::to_string(l) + ".";
-    add(p + "input_layernorm.weight", {h});
-    add(p + "self_attn.q_proj.weight", {q, h});
-    add(p + "self_attn.k_proj.weight", {kv, h});
-    add(p + "self_attn.v_proj.weight", {kv, h});
-    add(p + "self_attn.o_proj.weight", {h, q});
-    if (c.model_type == "qwen3") {
-      add(p + "self_attn.q_norm.weight", {hd});
-      add(p + "self_attn.k_norm.weight", {hd});
-    }
-    add(p + "post_attention_layernorm.weight", {h});
-    add(p + "mlp.gate_proj.weight", {inter, h});
-    add(p + "mlp.up_proj.weight", {inter, h});
-    add(p + "mlp.down_proj.weight", {h, inter});
-  }
-  add("model.norm.weight", {h});
-  if (!c.tie_word_embeddings) add("lm_head.weight", {c.vocab_size, h});
-  return t;
-}
-
 void write_random_checkpoint(const std::filesystem::path& hf_config,
+                             const std::vector<CheckpointTensor>& checkpoint_tensors,
                              const std::filesystem::path& out_dir, std::uint64_t seed) {
-  const ModelConfig config = load_model_config(hf_config);
-  const std::vector<TensorSpec> tensors = random_v1_tensors(config);
+  std::vector<TensorSpec> tensors;
+  for (const CheckpointTensor& t : checkpoint_tensors) {
+    const bool vector = ends_with(t.name, "norm.weight") || ends_with(t.name, ".bias");
+    if (t.shape.size() != (vector ? 1u : 2u))
+      throw Error("random-v1: tensor '" + t.name + "' has shape " + shape_string(t.shape) +
+                  " (norms and biases are 1-d, embeddings and linears 2-d)");
+    tensors.push_back({t.name, DType::bf16, t.shape});
+  }
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw Error(out_dir.string() + ": cannot create folder: " + ec.message());

@@ -5,24 +5,23 @@
 //
 // The rule, per tensor N of n elements, global seed S: seed = FNV-1a-64(N) ^ S; element i draws
 // splitmix64(seed + (i+1) * golden ratio) >> 40, scaled to u in [0,1), v = 2u - 1 (double), then
-// norms are 1 + 0.1 v, embeddings and lm_head are v, linears [out, in] are sqrt(3 / in) v;
+// norms are 1 + 0.1 v, biases 0.1 v, embeddings and lm_head v, linears [out, in] sqrt(3 / in) v;
 // rounded double -> float -> bf16 (nearest even). The file is safetensors with a compact header.
 #include <cstdint>
 #include <filesystem>
 #include <vector>
 
-#include <minivllm/model_config.hpp>
+#include <minivllm/model.hpp>
 
 #include "checkpoint/safetensors.hpp"
 
 namespace minivllm {
 
-// The tensors of a Qwen3 or Llama checkpoint, in random-v1 file order, all BF16.
-std::vector<TensorSpec> random_v1_tensors(const ModelConfig& config);
-
-// Writes out_dir/config.json (a byte copy of hf_config) and out_dir/model.safetensors,
+// Writes out_dir/config.json (a byte copy of hf_config) and out_dir/model.safetensors holding
+// `tensors` (the model family's ModelFamily::checkpoint_tensors, in file order) as BF16,
 // creating out_dir if needed. Uses every hardware thread.
 void write_random_checkpoint(const std::filesystem::path& hf_config,
+                             const std::vector<CheckpointTensor>& tensors,
                              const std::filesystem::path& out_dir, std::uint64_t seed);
 
 }  // namespace minivllm

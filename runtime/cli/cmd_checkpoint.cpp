@@ -1,4 +1,5 @@
-// minivllm checkpoint: write a random-v1 checkpoint for a Hugging Face config.
+// minivllm checkpoint: write a random-v1 checkpoint for a Hugging Face config, with the tensors
+// the config's model family (its plugin) lists.
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -8,8 +9,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "checkpoint/random_checkpoint.hpp"
 #include "cli/commands.hpp"
+#include "cli/config_options.hpp"
+#include "model/random_model.hpp"
 
 namespace minivllm::cli {
 
@@ -18,6 +20,7 @@ struct CheckpointArgs {
   std::string hf_config;
   std::string out;
   std::string seed = "0";
+  std::vector<std::string> overrides;
 };
 
 // Decimal digits only, up to 2^64 - 1 (CLI11 would wrap "-1" and overflow silently).
@@ -29,6 +32,17 @@ std::uint64_t parse_seed(const std::string& text) {
                 text + "'");
   return seed;
 }
+
+// Only the plugin search path means anything here: any other key would be ignored, so it is
+// refused.
+Config checkpoint_config(const std::vector<std::string>& overrides) {
+  for (const std::string& o : overrides)
+    if (!o.starts_with("runtime.plugin_dirs="))
+      throw Error("--set " + o + ": checkpoint takes only runtime.plugin_dirs (it loads no model)");
+  Config config = load_overrides(overrides);
+  with_default_plugin_dirs(config);
+  return config;
+}
 }  // namespace
 
 void add_checkpoint_command(CLI::App& app) {
@@ -38,14 +52,20 @@ void add_checkpoint_command(CLI::App& app) {
   cmd->add_option("--hf-config", args->hf_config, "Hugging Face config.json")->required();
   cmd->add_option("--out", args->out, "output folder (created if needed)")->required();
   cmd->add_option("--seed", args->seed, "global seed, any 64-bit unsigned integer (default 0)");
+  cmd->add_option("--set", args->overrides,
+                  "runtime.plugin_dirs=[...]: where the model's plugin is (repeatable)")
+      ->take_all()
+      ->expected(1);
   cmd->callback([args] {
     const std::uint64_t seed = parse_seed(args->seed);
+    const Config config = checkpoint_config(args->overrides);
+    const PluginRegistry plugins = PluginRegistry::load(config.runtime.plugin_dirs);
     auto start = std::chrono::steady_clock::now();
-    write_random_checkpoint(args->hf_config, args->out, seed);
+    const std::vector<CheckpointTensor> tensors =
+        write_random_model(plugins, args->hf_config, args->out, seed);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    auto tensors = random_v1_tensors(load_model_config(args->hf_config));
     std::int64_t params = 0;
-    for (const TensorSpec& t : tensors) params += t.numel();
+    for (const CheckpointTensor& t : tensors) params += shape_numel(t.shape);
     std::printf("wrote %zu tensors, %lld parameters to %s in %.2f s\n", tensors.size(),
                 static_cast<long long>(params), args->out.c_str(), seconds);
   });

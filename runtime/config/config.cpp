@@ -328,9 +328,9 @@ void read_override(const std::string& text, Config& config, std::vector<std::str
 
 // Applies the overrides to what the text gave, then throws every error collected, if any.
 Config finish(Config config, std::vector<std::string>& errors, const std::vector<std::string>& overrides,
-              const std::string& name) {
+              const std::string& name, bool model_required = true) {
   for (const std::string& o : overrides) read_override(o, config, errors);
-  if (errors.empty() && config.model.path.empty())
+  if (errors.empty() && model_required && config.model.path.empty())
     errors.push_back(name + ": model.path is required (set it in [model] or with --set model.path=DIR)");
   if (errors.empty() &&
       static_cast<std::int64_t>(config.parallel.devices.size()) != config.parallel.tensor_parallel_size)
@@ -373,6 +373,11 @@ Config load_config(const fs::path& file, const std::vector<std::string>& overrid
   std::ostringstream text;
   text << in.rdbuf();
   return parse_config(text.str(), file.string(), fs::absolute(file).parent_path(), overrides);
+}
+
+Config load_overrides(const std::vector<std::string>& overrides) {
+  std::vector<std::string> errors;
+  return finish(Config{}, errors, overrides, "configuration", /*model_required=*/false);
 }
 
 std::int64_t resolve_max_model_len(const Config& config, const ModelConfig& model) {

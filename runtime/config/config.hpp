@@ -69,6 +69,9 @@ Config load_config(const std::filesystem::path& file, const std::vector<std::str
 Config parse_config(std::string_view toml_text, const std::string& name,
                     const std::filesystem::path& base_dir, const std::vector<std::string>& overrides);
 
+// The defaults with `overrides` applied, model.path optional: for commands that load no model.
+Config load_overrides(const std::vector<std::string>& overrides);
+
 // model.max_model_len against the model: its max_position_embeddings when 0; an error naming the
 // key and the limit when above it (RoPE was not trained past it, and nothing here extends it).
 std::int64_t resolve_max_model_len(const Config& config, const ModelConfig& model);

@@ -27,7 +27,7 @@ LLMEngine::LLMEngine(const EngineConfig& config, ModelRunner& runner, TextStream
     : text_(std::move(text)),
       core_(config, text_),
       executor_(runner, config.eos_token_ids),
-      table_(nullptr, text_, runner.vocab_size()) {}
+      table_(nullptr, {}, text_, runner.vocab_size()) {}
 
 void LLMEngine::add_request(const std::string& request_id, std::vector<std::int32_t> prompt,
                             const SamplingParams& params) {

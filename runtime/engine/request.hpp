@@ -1,14 +1,22 @@
 #pragma once
 // A request as every door gives it to the engine, and the delta streamed back as it advances.
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include <minivllm/chat.hpp>
+
 #include "engine/request_output.hpp"
 #include "engine/sampling_params.hpp"
-#include "tokenizer/chat_format.hpp"
 
 namespace minivllm {
+
+// A request's chat messages as prompt text, in the model family's chat format for the
+// tokenizer's template; throws minivllm::Error when the model has none.
+using ChatRenderer = std::function<std::string(std::span<const ChatMessage> messages,
+                                               const ChatOptions& options)>;
 
 // One request. The prompt is, by precedence: `messages` (rendered in the model's chat format),
 // else `prompt_token_ids` when not empty, else `prompt` (text).

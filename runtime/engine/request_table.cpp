@@ -2,7 +2,6 @@
 
 #include <minivllm/error.hpp>
 
-#include "tokenizer/chat_format.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace minivllm {
@@ -15,9 +14,10 @@ double seconds_between(std::chrono::steady_clock::time_point from,
 
 }  // namespace
 
-RequestTable::RequestTable(std::shared_ptr<const Tokenizer> tokenizer, TextStreams text_streams,
-                           std::int32_t vocab_size)
+RequestTable::RequestTable(std::shared_ptr<const Tokenizer> tokenizer, ChatRenderer chat,
+                           TextStreams text_streams, std::int32_t vocab_size)
     : tokenizer_(std::move(tokenizer)),
+      chat_(std::move(chat)),
       text_streams_(std::move(text_streams)),
       vocab_size_(vocab_size) {}
 
@@ -25,10 +25,10 @@ RequestTable::~RequestTable() = default;
 
 std::vector<std::int32_t> RequestTable::prompt_of(const GenerateRequest& req) const {
   if (!req.messages.empty()) {
-    if (!tokenizer_) throw Error("chat messages need a tokenizer, and this engine has none");
-    const ChatFamily family = chat_family_from_template(tokenizer_->chat_template());
+    if (!tokenizer_ || !chat_)
+      throw Error("chat messages need a tokenizer and a chat format, and this engine has none");
     // The template writes every special token itself (as apply_chat_template does).
-    return tokenizer_->encode(format_chat(family, req.messages, ChatOptions{}), false);
+    return tokenizer_->encode(chat_(req.messages, ChatOptions{}), false);
   }
   if (!req.prompt_token_ids.empty()) return req.prompt_token_ids;
   if (!tokenizer_) throw Error("a text prompt needs a tokenizer, and this engine has none");

@@ -37,10 +37,10 @@ class RequestEvents {
 
 class RequestTable {
  public:
-  // Without a tokenizer, requests need token-id prompts; without text streams, outputs carry no
-  // text (and the core refuses stop strings).
-  RequestTable(std::shared_ptr<const Tokenizer> tokenizer, TextStreams text_streams,
-               std::int32_t vocab_size);
+  // Without a tokenizer, requests need token-id prompts; without a chat renderer, they have no
+  // messages; without text streams, outputs carry no text (and the core refuses stop strings).
+  RequestTable(std::shared_ptr<const Tokenizer> tokenizer, ChatRenderer chat,
+               TextStreams text_streams, std::int32_t vocab_size);
   ~RequestTable();
 
   // Builds and checks the prompt and the parameters, names the request when it has no id, and
@@ -81,6 +81,7 @@ class RequestTable {
   void close(Open& r, FinishReason reason, bool error);
 
   std::shared_ptr<const Tokenizer> tokenizer_;
+  ChatRenderer chat_;
   TextStreams text_streams_;
   std::int32_t vocab_size_;
   std::unordered_map<std::string, Open> requests_;

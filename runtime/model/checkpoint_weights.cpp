@@ -43,7 +43,7 @@ const TensorView& CheckpointWeights::find(std::string_view name, const Shape& fu
 
 Shape CheckpointWeights::rank_part(const TensorView& view, std::string_view name,
                                    std::size_t axis) const {
-  if (view.shape.size() != 2 || view.shape[axis] % tp_size_ != 0)
+  if (view.shape.size() <= axis || view.shape.size() > 2 || view.shape[axis] % tp_size_ != 0)
     throw Error(where(view, name) + " of shape " + shape_string(view.shape) +
                 " does not split " + std::to_string(tp_size_) + " ways along dimension " +
                 std::to_string(axis));
@@ -59,11 +59,11 @@ Tensor CheckpointWeights::load(std::string_view name, const Shape& full_shape, S
 
   const std::size_t axis = split == Split::column ? 0 : 1;
   const Shape part = rank_part(view, name, axis);
-  // Row-major [out, in]: a column split is one contiguous run of rows; a row split takes the
+  // Row-major [out, in] (a bias [out]: one column): a column split is one contiguous run of rows; a row split takes the
   // same run of columns from every row.
   const std::size_t elem = dtype_size(view.dtype);
-  const std::size_t row_bytes = static_cast<std::size_t>(full_shape[1]) * elem;
-  const std::size_t part_row_bytes = static_cast<std::size_t>(part[1]) * elem;
+  const std::size_t row_bytes = static_cast<std::size_t>(full_shape.size() == 2 ? full_shape[1] : 1) * elem;
+  const std::size_t part_row_bytes = static_cast<std::size_t>(part.size() == 2 ? part[1] : 1) * elem;
   std::vector<std::byte> host(static_cast<std::size_t>(part[0]) * part_row_bytes);
   for (std::int64_t r = 0; r < part[0]; ++r) {
     const std::int64_t src_row = axis == 0 ? tp_rank_ * part[0] + r : r;
@@ -79,24 +79,28 @@ Tensor CheckpointWeights::load_stacked(const std::vector<WeightPart>& parts) {
   if (parts.empty()) throw Error("load_stacked: no weights to stack");
   std::vector<const TensorView*> views;
   std::vector<std::int64_t> rows;  // this rank's rows of each part
-  Shape stacked{0, 0};
+  std::int64_t stacked_rows = 0;
   for (const WeightPart& p : parts) {
     const TensorView& view = find(p.name, p.full_shape);
     const Shape part = rank_part(view, p.name, 0);
     const TensorView& first = views.empty() ? view : *views.front();
-    if (view.dtype != first.dtype || view.shape[1] != first.shape[1])
+    if (view.dtype != first.dtype || view.shape.size() != first.shape.size() ||
+        view.shape.back() != first.shape.back())
       throw Error(where(view, p.name) + " (" + std::string(dtype_name(view.dtype)) + " " +
                   shape_string(view.shape) + ") does not stack with tensor '" +
                   std::string(parts.front().name) + "' (" + std::string(dtype_name(first.dtype)) +
                   " " + shape_string(first.shape) + ")");
     views.push_back(&view);
     rows.push_back(part[0]);
-    stacked = {stacked[0] + part[0], part[1]};
+    stacked_rows += part[0];
   }
-  // A column split of a row-major [out, in] tensor is one contiguous run of its rows.
+  // A column split of a row-major [out, in] tensor (or of a bias [out]) is one contiguous run
+  // of its rows.
+  const bool vectors = views.front()->shape.size() == 1;
+  const Shape stacked = vectors ? Shape{stacked_rows} : Shape{stacked_rows, views.front()->shape[1]};
   const std::size_t row_bytes =
-      static_cast<std::size_t>(stacked[1]) * dtype_size(views.front()->dtype);
-  std::vector<std::byte> host(static_cast<std::size_t>(stacked[0]) * row_bytes);
+      static_cast<std::size_t>(vectors ? 1 : stacked[1]) * dtype_size(views.front()->dtype);
+  std::vector<std::byte> host(static_cast<std::size_t>(stacked_rows) * row_bytes);
   std::byte* dst = host.data();
   for (std::size_t i = 0; i < views.size(); ++i) {
     const std::size_t bytes = static_cast<std::size_t>(rows[i]) * row_bytes;

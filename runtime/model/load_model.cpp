@@ -1,5 +1,6 @@
 #include "model/load_model.hpp"
 
+#include "checkpoint/config_json.hpp"
 #include "checkpoint/safetensors.hpp"
 #include "model/checkpoint_weights.hpp"
 
@@ -8,11 +9,12 @@ namespace minivllm {
 LoadedModel load_model(const PluginRegistry& plugins, const std::filesystem::path& model_dir,
                        Ops& ops, int tp_rank, int tp_size) {
   const auto config_file = model_dir / "config.json";
-  LoadedModel loaded{load_model_config(config_file), nullptr};
+  const std::unique_ptr<ConfigFields> fields = load_config_fields(config_file);
+  LoadedModel loaded{model_config_from(*fields), nullptr};
   // Weights are copied to the backend while the model is built; the mapping closes after.
   const Checkpoint checkpoint = Checkpoint::open(model_dir);
   CheckpointWeights weights(checkpoint, ops, tp_rank, tp_size);
-  loaded.model = plugins.create(loaded.config, config_file, weights, ops);
+  loaded.model = plugins.create(loaded.config, *fields, config_file, weights, ops);
   return loaded;
 }
 

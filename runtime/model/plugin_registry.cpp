@@ -35,13 +35,13 @@ std::string join(const std::vector<std::string>& names) {
 
 class Registrar final : public ModelRegistrar {
  public:
-  explicit Registrar(std::vector<std::pair<std::string, ModelFactory>>& out) : out_(out) {}
-  void add(std::string_view architecture, ModelFactory factory) override {
-    out_.emplace_back(std::string(architecture), factory);
+  explicit Registrar(std::vector<std::unique_ptr<ModelFamily>>& out) : out_(out) {}
+  void add(std::unique_ptr<ModelFamily> family) override {
+    if (family) out_.push_back(std::move(family));
   }
 
  private:
-  std::vector<std::pair<std::string, ModelFactory>>& out_;
+  std::vector<std::unique_ptr<ModelFamily>>& out_;
 };
 
 }  // namespace
@@ -68,23 +68,32 @@ void PluginRegistry::load_plugin(const fs::path& file) {
     throw Error(file.string() + ": plugin ABI version " +
                 (info ? std::to_string(info->abi_version) : std::string("?")) +
                 ", this runtime needs " + std::to_string(kPluginAbiVersion) + ": rebuild the plugin");
-  std::vector<std::pair<std::string, ModelFactory>> added;
+  std::vector<std::unique_ptr<ModelFamily>> added;
   Registrar registrar(added);
   info->register_models(registrar);
-  for (auto& [architecture, make] : added) {
-    if (auto it = factories_.find(architecture); it != factories_.end())
-      throw Error(file.string() + ": plugin '" + info->name + "' registers architecture " +
-                  architecture + ", already registered by " + it->second.plugin.string());
-    factories_[architecture] = {make, file};
+  for (auto& family : added) {
+    for (const std::string& architecture : family->architectures()) {
+      if (auto it = by_architecture_.find(architecture); it != by_architecture_.end())
+        throw Error(file.string() + ": plugin '" + info->name + "' registers architecture " +
+                    architecture + ", already registered by " + it->second.plugin.string());
+      by_architecture_[architecture] = {family.get(), file};
+    }
+    families_.push_back(std::move(family));
   }
 }
 
-std::unique_ptr<Model> PluginRegistry::create(const ModelConfig& config,
-                                              const fs::path& config_file,
-                                              WeightLoader& weights, Ops& ops) const {
-  for (const auto& architecture : config.architectures)
-    if (auto it = factories_.find(architecture); it != factories_.end())
-      return it->second.make(ModelContext{config, weights, ops});
+const ModelFamily& PluginRegistry::family(const ModelConfig& config,
+                                          const fs::path& config_file) const {
+  for (const auto& architecture : config.architectures) {
+    auto it = by_architecture_.find(architecture);
+    if (it == by_architecture_.end()) continue;
+    const std::vector<std::string> types = it->second.family->model_types();
+    if (std::find(types.begin(), types.end(), config.model_type) == types.end())
+      throw Error(config_file.string() + ": field 'model_type': '" + config.model_type +
+                  "' is not one the plugin for " + architecture + " (" +
+                  it->second.plugin.string() + ") accepts (" + join(types) + ")");
+    return *it->second.family;
+  }
   std::vector<std::string> dirs;
   for (const auto& d : dirs_) dirs.push_back(d.string());
   throw Error(config_file.string() + ": no plugin provides architecture " +
@@ -92,15 +101,23 @@ std::unique_ptr<Model> PluginRegistry::create(const ModelConfig& config,
               "; plugin dirs: " + join(dirs) + ")");
 }
 
+std::unique_ptr<Model> PluginRegistry::create(const ModelConfig& config, const ConfigFields& fields,
+                                              const fs::path& config_file, WeightLoader& weights,
+                                              Ops& ops) const {
+  const ModelFamily& f = family(config, config_file);
+  f.check_config(config, fields);
+  return f.create(ModelContext{config, fields, weights, ops});
+}
+
 std::vector<std::string> PluginRegistry::architectures() const {
   std::vector<std::string> names;
-  for (const auto& [name, factory] : factories_) names.push_back(name);
+  for (const auto& [name, registered] : by_architecture_) names.push_back(name);
   return names;
 }
 
 fs::path PluginRegistry::plugin_of(const std::string& architecture) const {
-  auto it = factories_.find(architecture);
-  return it == factories_.end() ? fs::path{} : it->second.plugin;
+  auto it = by_architecture_.find(architecture);
+  return it == by_architecture_.end() ? fs::path{} : it->second.plugin;
 }
 
 }  // namespace minivllm

@@ -1,11 +1,16 @@
-// A Hugging Face config.json into the model config (parse_model_config). What it accepts must
-// hold what the loaders rely on: positive sizes, heads that divide, a sane llama3 rope_scaling.
+// A Hugging Face config.json into the model config (parse_model_config) and the toolkit's
+// llama3 rope_scaling. What they accept must hold what the loaders rely on: positive sizes,
+// heads that divide, a sane rope scaling.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <minivllm/error.hpp>
+#include <minivllm/layers.hpp>
 #include <minivllm/model_config.hpp>
+
+#include "checkpoint/config_json.hpp"
 
 #define FUZZ_CHECK(cond)           \
   do {                             \
@@ -15,8 +20,11 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   minivllm::ModelConfig c;
+  std::optional<minivllm::layers::Llama3RopeScaling> rope_scaling;
   try {
-    c = minivllm::parse_model_config(text, "config.json");
+    const auto fields = minivllm::parse_config_fields(text, "config.json");
+    c = minivllm::model_config_from(*fields);
+    rope_scaling = minivllm::layers::read_llama3_rope_scaling(*fields);
   } catch (const minivllm::Error&) {
     return 0;
   }
@@ -26,10 +34,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(c.num_attention_heads % c.num_key_value_heads == 0);
   FUZZ_CHECK(c.head_dim > 0 && c.max_position_embeddings > 0);
   FUZZ_CHECK(c.rms_norm_eps > 0 && c.rope_theta > 0);
-  if (c.rope_scaling) {
-    FUZZ_CHECK(c.rope_scaling->factor > 0 && c.rope_scaling->low_freq_factor > 0);
-    FUZZ_CHECK(c.rope_scaling->high_freq_factor > c.rope_scaling->low_freq_factor);
-    FUZZ_CHECK(c.rope_scaling->original_max_position_embeddings > 0);
+  if (rope_scaling) {
+    FUZZ_CHECK(rope_scaling->factor > 0 && rope_scaling->low_freq_factor > 0);
+    FUZZ_CHECK(rope_scaling->high_freq_factor > rope_scaling->low_freq_factor);
+    FUZZ_CHECK(rope_scaling->original_max_position_embeddings > 0);
   }
   if (c.bos_token_id) FUZZ_CHECK(*c.bos_token_id >= 0);
   for (std::int64_t id : c.eos_token_ids) FUZZ_CHECK(id >= 0);

@@ -3,28 +3,69 @@
 // the ops that apply them. Plugins link them statically (mv_layers); they call the runtime only
 // through Ops and WeightLoader.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <minivllm/batch.hpp>
+#include <minivllm/config_fields.hpp>
 #include <minivllm/kv_cache.hpp>
+#include <minivllm/model.hpp>
 #include <minivllm/model_config.hpp>
 #include <minivllm/ops.hpp>
 #include <minivllm/weights.hpp>
 
 namespace minivllm::layers {
 
-// y = x @ weight^T, weight [out, in] (possibly this rank's split of it).
+// ---- config.json: what these layers build, and the refusal of what they do not ----
+
+// rope_scaling of type "llama3" (Llama 3.1+): frequency-dependent scaling of the RoPE bands.
+struct Llama3RopeScaling {
+  double factor = 1.0;
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 1.0;
+  std::int64_t original_max_position_embeddings = 0;
+};
+
+// Refuses what a decoder of these layers does not build: hidden_act other than "silu",
+// mlp_bias, a sliding window (use_sliding_window, or a sliding_window without it), and an
+// attention_bias other than `qkv_bias` (the family's q/k/v projections have biases or not).
+void check_decoder_config(const ConfigFields& fields, bool qkv_bias);
+// config.json's rope_scaling: nullopt when absent or null, the parsed "llama3" kind, or an
+// error naming the field for any other kind or a bad value.
+std::optional<Llama3RopeScaling> read_llama3_rope_scaling(const ConfigFields& fields);
+// Refuses any rope_scaling (a family with plain RoPE only).
+void require_plain_rope(const ConfigFields& fields);
+
+// The tensors of a Llama-style checkpoint in random-v1 order: the embedding; per layer the input
+// norm, q/k/v projections (each followed by its bias with `qkv_bias`), o_proj, q_norm and k_norm
+// (with `qk_norm`), the post-attention norm and the gated MLP; the final norm; lm_head unless tied.
+struct DecoderTensors {
+  bool qkv_bias = false;
+  bool qk_norm = false;
+};
+std::vector<CheckpointTensor> decoder_tensors(const ModelConfig& config, const DecoderTensors& kind);
+
+// ---- building blocks ----
+
+// y = x @ weight^T (+ bias), weight [out, in] (possibly this rank's split of it); an undefined
+// bias is none.
 struct Linear {
   Tensor weight;
+  Tensor bias;
 
   static Linear load(WeightLoader& loader, const std::string& name, std::int64_t out,
                      std::int64_t in, Split split = Split::none);
   // `<prefix>q_proj.weight`, `k_proj` and `v_proj` stacked into one column-parallel weight
-  // [(heads + 2 * kv_heads) * head_dim, hidden] (this rank's heads of each).
+  // [(heads + 2 * kv_heads) * head_dim, hidden] (this rank's heads of each); with `bias`,
+  // their `.bias` vectors stacked the same way.
   static Linear load_qkv(WeightLoader& loader, const std::string& prefix,
-                         const ModelConfig& config);
-  Tensor operator()(Ops& ops, const Tensor& x) const { return ops.linear(x, weight); }
+                         const ModelConfig& config, bool bias = false);
+  Tensor operator()(Ops& ops, const Tensor& x) const {
+    Tensor y = ops.linear(x, weight);
+    if (bias.defined()) ops.add_bias(y, bias);
+    return y;
+  }
 };
 
 // A default-constructed RmsNorm (undefined weight) stands for "no norm" where one is optional.

@@ -1,5 +1,6 @@
 #pragma once
-// A Hugging Face config.json for the decoder-only families minivllm runs (Qwen3, Llama).
+// The fields of a Hugging Face config.json that every decoder-only family has. A family's own
+// fields (rope scaling kinds, biases, windows) are its plugin's to read (ConfigFields).
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -8,17 +9,9 @@
 
 namespace minivllm {
 
-// rope_scaling of type "llama3" (Llama 3.1+): frequency-dependent scaling of the RoPE bands.
-struct Llama3RopeScaling {
-  double factor = 1.0;
-  double low_freq_factor = 1.0;
-  double high_freq_factor = 1.0;
-  std::int64_t original_max_position_embeddings = 0;
-};
-
 struct ModelConfig {
   std::vector<std::string> architectures;  // e.g. {"Qwen3ForCausalLM"}
-  std::string model_type;                  // "qwen3", "llama"
+  std::string model_type;                  // e.g. "qwen3", "llama"
   std::int64_t vocab_size = 0;
   std::int64_t hidden_size = 0;
   std::int64_t intermediate_size = 0;
@@ -29,16 +22,19 @@ struct ModelConfig {
   std::int64_t max_position_embeddings = 0;
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;
-  std::optional<Llama3RopeScaling> rope_scaling;  // absent or null: plain RoPE
   bool tie_word_embeddings = false;
   std::optional<std::int64_t> bos_token_id;
   std::vector<std::int64_t> eos_token_ids;  // config's eos_token_id, int or list
   std::string torch_dtype;                  // informational ("bfloat16", ...)
 };
 
+class ConfigFields;
+
 // Reads and validates config.json; throws minivllm::Error naming the file and the field.
 ModelConfig load_model_config(const std::filesystem::path& config_json);
 // Same, from JSON text; `origin` names the source in errors.
 ModelConfig parse_model_config(const std::string& json_text, const std::string& origin);
+// Same, from the parsed file.
+ModelConfig model_config_from(const ConfigFields& fields);
 
 }  // namespace minivllm

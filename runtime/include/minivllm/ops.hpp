@@ -67,6 +67,8 @@ class Ops {
   virtual Tensor embedding(const Tensor& table, const Batch& batch) = 0;
   // x @ weight^T: x [m, in], weight [out, in] -> [m, out].
   virtual Tensor linear(const Tensor& x, const Tensor& weight) = 0;
+  // x += bias, row by row, in place: x [m, out] (a linear's output), bias [out].
+  virtual void add_bias(Tensor& x, const Tensor& bias) = 0;
   // x * rsqrt(mean(x^2) + eps) * weight, row by row; weight [features].
   virtual Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps) = 0;
   // residual += x (in place), then returns rms_norm(residual): a pre-norm block's "add & norm".

@@ -18,7 +18,7 @@ enum class Split {
 // One of the checkpoint tensors that load_stacked puts together.
 struct WeightPart {
   std::string_view name;
-  Shape full_shape;  // [out, in]
+  Shape full_shape;  // [out, in], or a bias [out]
 };
 
 class WeightLoader {
@@ -36,7 +36,7 @@ class WeightLoader {
   // Column-parallel weights over the same input (q/k/v, gate/up) stacked along the output
   // dimension into one [sum of out, in] weight, so that one GEMM computes them all. Each part is
   // column-split on its own: rank r holds its rows of every part, in the order given. The parts
-  // share dtype and input width; errors as for load.
+  // share dtype and input width (or are all biases [out]); errors as for load.
   virtual Tensor load_stacked(const std::vector<WeightPart>& parts) = 0;
 };
 

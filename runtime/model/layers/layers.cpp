@@ -13,12 +13,24 @@ Linear Linear::load(WeightLoader& loader, const std::string& name, std::int64_t 
 }
 
 Linear Linear::load_qkv(WeightLoader& loader, const std::string& prefix,
-                        const ModelConfig& config) {
+                        const ModelConfig& config, bool bias) {
   const std::int64_t q_rows = config.num_attention_heads * config.head_dim;
   const std::int64_t kv_rows = config.num_key_value_heads * config.head_dim;
-  return {loader.load_stacked({{prefix + "q_proj.weight", {q_rows, config.hidden_size}},
-                               {prefix + "k_proj.weight", {kv_rows, config.hidden_size}},
-                               {prefix + "v_proj.weight", {kv_rows, config.hidden_size}}})};
+  // WeightPart names are views: the strings live through each call.
+  Linear qkv;
+  {
+    const std::string q = prefix + "q_proj.weight", k = prefix + "k_proj.weight",
+                      v = prefix + "v_proj.weight";
+    qkv.weight = loader.load_stacked({{q, {q_rows, config.hidden_size}},
+                                      {k, {kv_rows, config.hidden_size}},
+                                      {v, {kv_rows, config.hidden_size}}});
+  }
+  if (bias) {
+    const std::string q = prefix + "q_proj.bias", k = prefix + "k_proj.bias",
+                      v = prefix + "v_proj.bias";
+    qkv.bias = loader.load_stacked({{q, {q_rows}}, {k, {kv_rows}}, {v, {kv_rows}}});
+  }
+  return qkv;
 }
 
 RmsNorm RmsNorm::load(WeightLoader& loader, const std::string& name, std::int64_t size,

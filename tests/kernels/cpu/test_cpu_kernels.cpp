@@ -11,6 +11,7 @@
 #include "kernels/bf16.hpp"
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/attention.hpp"
+#include "kernels/cpu/bias.hpp"
 #include "kernels/cpu/embedding.hpp"
 #include "kernels/cpu/kv_cache.hpp"
 #include "kernels/cpu/linear.hpp"
@@ -110,6 +111,13 @@ TEST(CpuKernels, SiluAndMulTakesGateThenUpFromEachRow) {
       EXPECT_NEAR(out[r * 3 + i], gate / (1 + std::exp(-gate)) * up, 1e-6);
     }
   }
+}
+
+TEST(CpuKernels, AddBiasAddsTheSameBf16VectorToEveryRow) {
+  std::vector<float> x{1.0f, 2.0f, 3.0f, -1.0f, -2.0f, -3.0f};
+  const std::vector<std::uint16_t> bias{f32_to_bf16(0.5f), f32_to_bf16(-0.25f), f32_to_bf16(2.0f)};
+  add_bias(x.data(), bias.data(), DType::bf16, 2, 3);
+  EXPECT_EQ(x, (std::vector<float>{1.5f, 1.75f, 5.0f, -0.5f, -2.25f, -1.0f}));
 }
 
 TEST(CpuKernels, EmbeddingGathersRowsAndRejectsOutOfRangeIds) {

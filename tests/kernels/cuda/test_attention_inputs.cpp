@@ -28,10 +28,10 @@ struct Model {
   std::int64_t heads, kv_heads, head_dim;
   double theta;
   bool qk_norm;
-  std::optional<Llama3RopeScaling> scaling;
+  std::optional<layers::Llama3RopeScaling> scaling;
 };
 
-const Llama3RopeScaling kLlama32Scaling{32.0, 1.0, 4.0, 8192};
+const layers::Llama3RopeScaling kLlama32Scaling{32.0, 1.0, 4.0, 8192};
 
 const Model kModels[] = {
     {"Qwen3-0.6B", 16, 8, 128, 1e6, true, std::nullopt},

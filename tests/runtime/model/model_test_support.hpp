@@ -3,12 +3,15 @@
 // trivial block allocator.
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "checkpoint/random_checkpoint.hpp"
+#include <nlohmann/json.hpp>
+
+#include "model/random_model.hpp"
 #include "temp_dir.hpp"
 #include "test_paths.hpp"
 
@@ -23,10 +26,20 @@ inline std::filesystem::path make_tiny_checkpoint(const std::filesystem::path& d
                                                   const std::string& name,
                                                   const std::string& tokenizer_family) {
   const auto out = dir / name;
-  write_random_checkpoint(configs_dir() / "models" / (name + ".json"), out, 0);
+  write_random_model(PluginRegistry::load({plugin_dir()}), configs_dir() / "models" / (name + ".json"),
+                     out, 0);
   for (const char* file : {"tokenizer.json", "tokenizer_config.json"})
     std::filesystem::copy_file(user_data_dir() / "tokenizers" / tokenizer_family / file, out / file);
   return out;
+}
+
+// Sets config.json's `field` to `json_value` (JSON text; "null" clears it) in a model folder.
+inline void set_config_field(const std::filesystem::path& model_dir, const std::string& field,
+                             const std::string& json_value) {
+  const auto file = model_dir / "config.json";
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(file));
+  config[field] = nlohmann::json::parse(json_value);
+  std::ofstream(file) << config.dump(2);
 }
 
 // Hands out block ids from the top of the cache down, so that sequences' blocks are neither

@@ -9,6 +9,7 @@
 #include "error_message.hpp"
 #include "backend/cpu_ops.hpp"
 #include "model/load_model.hpp"
+#include "checkpoint/safetensors.hpp"
 #include "model_test_support.hpp"
 
 namespace minivllm {

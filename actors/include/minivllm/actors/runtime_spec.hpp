@@ -8,6 +8,7 @@
 
 #include "config/config.hpp"
 #include "engine/engine_core.hpp"
+#include "engine/request.hpp"
 #include "engine/model_runner.hpp"
 
 namespace minivllm {
@@ -23,6 +24,7 @@ struct LoadedRunner {
 struct RuntimeSpec {
   EngineConfig engine;
   std::shared_ptr<const Tokenizer> tokenizer;  // null: token-id prompts only, no text
+  ChatRenderer chat;  // empty: no chat messages (the model family's format for the tokenizer)
   // One worker per entry, each on its device (parallel.devices).
   std::vector<int> devices{0};
   // Builds a worker's model runner for its device; runs on that worker's own thread. Throws

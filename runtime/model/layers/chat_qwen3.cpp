@@ -1,11 +1,11 @@
 // Qwen3 ChatML, as its tokenizer_config.json chat_template renders it without tools: the
 // system turn first, <think> blocks kept only for assistant turns after the last user query,
 // consecutive tool results merged into one user turn, and the enable_thinking switch.
+#include <minivllm/chat_formats.hpp>
+
 #include <minivllm/error.hpp>
 
-#include "tokenizer/chat_format.hpp"
-
-namespace minivllm {
+namespace minivllm::chat_formats {
 namespace {
 
 std::string_view lstrip_newlines(std::string_view s) {
@@ -58,7 +58,13 @@ void append_assistant(std::string& out, const ChatMessage& m, bool keep_reasonin
 
 }  // namespace
 
-std::string format_chat_qwen3(std::span<const ChatMessage> messages, const ChatOptions& options) {
+std::string qwen3(std::span<const ChatMessage> messages, const ChatOptions& options) {
+  if (messages.empty()) throw Error("chat format (qwen3): no messages");
+  for (std::size_t i = 0; i < messages.size(); ++i)
+    if (!messages[i].content_parts.empty())
+      throw Error("chat format (qwen3): message " + std::to_string(i) +
+                  " has a list of content parts; Qwen3's chat template takes text content only "
+                  "(it raises on a list)");
   std::string out;
   const std::size_t last_query = last_query_index(messages);
   for (std::size_t i = 0; i < messages.size(); ++i) {
@@ -84,4 +90,8 @@ std::string format_chat_qwen3(std::span<const ChatMessage> messages, const ChatO
   return out;
 }
 
-}  // namespace minivllm
+bool is_chatml(std::string_view chat_template) {
+  return chat_template.find("<|im_start|>") != std::string_view::npos;
+}
+
+}  // namespace minivllm::chat_formats

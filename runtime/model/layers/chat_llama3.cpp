@@ -1,11 +1,11 @@
 // Llama 3 (Instruct) header format, as its tokenizer_config.json chat_template renders it.
+#include <minivllm/chat_formats.hpp>
+
 #include <array>
 
 #include <minivllm/error.hpp>
 
-#include "tokenizer/chat_format.hpp"
-
-namespace minivllm {
+namespace minivllm::chat_formats {
 namespace {
 
 // Jinja's `trim` is Python's str.strip(): it removes Unicode whitespace at both ends.
@@ -42,19 +42,65 @@ std::string_view python_strip(std::string_view s) {
   return s;
 }
 
+// Python's repr() of a str, as Jinja's string filters see a list's items.
+std::string python_repr(std::string_view s) {
+  const bool double_quotes =
+      s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos;
+  const char quote = double_quotes ? '"' : '\'';
+  std::string out(1, quote);
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (ch == quote || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (ch == '\n') {
+      out += "\\n";
+    } else if (ch == '\r') {
+      out += "\\r";
+    } else if (ch == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7F) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out + quote;
+}
+
+// The text the template's `content | trim` sees: the content, or str() of a list of parts.
+std::string content_text(const ChatMessage& m) {
+  if (m.content_parts.empty()) return m.content;
+  std::string s = "[";
+  for (std::size_t i = 0; i < m.content_parts.size(); ++i) {
+    const ChatContentPart& p = m.content_parts[i];
+    s += (i ? ", " : "") + std::string("{'type': ") + python_repr(p.type) +
+         ", 'text': " + python_repr(p.text) + "}";
+  }
+  return s + "]";
+}
+
 }  // namespace
 
 // The template always ends with the assistant header, whatever add_generation_prompt says,
 // and starts with the BOS token as text (the tokenizer itself adds none).
-std::string format_chat_llama3(std::span<const ChatMessage> messages, const ChatOptions&) {
+std::string llama3(std::span<const ChatMessage> messages, const ChatOptions&) {
+  if (messages.empty()) throw Error("chat format (llama3): no messages");
   std::string out = "<|begin_of_text|>";
   for (const ChatMessage& m : messages) {
     out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n";
-    out += python_strip(m.content);
+    out += python_strip(content_text(m));
     out += "<|eot_id|>";
   }
   out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
   return out;
 }
 
-}  // namespace minivllm
+bool is_llama3(std::string_view chat_template) {
+  return chat_template.find("<|start_header_id|>") != std::string_view::npos;
+}
+
+}  // namespace minivllm::chat_formats

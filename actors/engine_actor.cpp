@@ -1,4 +1,5 @@
 #include "actors/engine_actor.hpp"
+#include "actors/runtime_spec.hpp"
 
 #include <unordered_map>
 #include <unordered_set>

@@ -8,6 +8,8 @@
 #include <minivllm/actors/runtime.hpp>
 #include <minivllm/error.hpp>
 
+#include "actors/runtime_spec.hpp"
+
 namespace minivllm {
 namespace {
 

@@ -96,10 +96,10 @@ LoadedRunner load_model_runner(const Config& config, int device) {
   return {std::move(runner), num_blocks};
 }
 
-void check_model_folder(const Config& config) {
+std::vector<std::string> check_model_folder(const Config& config) {
   const PluginRegistry plugins = PluginRegistry::load(config.runtime.plugin_dirs);
   CpuOps ops;
-  load_model(plugins, config.model.path, ops);
+  return load_model(plugins, config.model.path, ops).unused_tensors;
 }
 
 }  // namespace minivllm

@@ -4,10 +4,12 @@
 // which then owns the CUDA device when runtime.backend = "cuda").
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
-#include <minivllm/actors/runtime_spec.hpp>
+#include "actors/runtime_spec.hpp"
 
-#include "config/config.hpp"
+#include <minivllm/config.hpp>
 #include "engine/model_runner.hpp"
 
 namespace minivllm {
@@ -18,7 +20,8 @@ LoadedRunner load_model_runner(const Config& config, int device = 0);
 
 // The checks load_model_runner makes of the model folder (a plugin for its architecture, every
 // tensor's name, dtype and shape), by loading it on the CPU backend without a KV cache; throws
-// what loading would. `minivllm info` runs them.
-void check_model_folder(const Config& config);
+// what loading would. `minivllm info` runs them. Returns the checkpoint tensors the model does
+// not use.
+std::vector<std::string> check_model_folder(const Config& config);
 
 }  // namespace minivllm

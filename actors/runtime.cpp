@@ -9,6 +9,7 @@
 #include <minivllm/model_config.hpp>
 
 #include "actors/engine_actor.hpp"
+#include "actors/runtime_spec.hpp"
 #include "actors/loaded_model_runner.hpp"
 #include "actors/runtime_error.hpp"
 #include "actors/usable_cores.hpp"
@@ -102,6 +103,10 @@ void set_low_latency_scheduling(caf::actor_system_config& cfg) {
   cfg.set("work-stealing.moderate-poll-attempts", 0);
   cfg.set("scheduler.max-threads", std::min<std::int64_t>(usable_cores(), kPoolThreads));
   if (may_spin()) cfg.set("work-stealing.aggressive-poll-attempts", kSpinPollAttempts);
+}
+
+engine_actor spawn_runtime(caf::actor_system& sys, const Config& config) {
+  return spawn_runtime(sys, runtime_spec(config));
 }
 
 engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec) {

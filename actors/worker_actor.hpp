@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include <minivllm/actors/runtime_spec.hpp>
+#include "actors/runtime_spec.hpp"
 
 #include "actors/internal_messages.hpp"
 #include "engine/model_runner.hpp"

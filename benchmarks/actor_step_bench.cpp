@@ -30,6 +30,8 @@
 
 #include <minivllm/llm.hpp>
 
+#include "actors/runtime_spec.hpp"
+
 namespace {
 
 using namespace minivllm;

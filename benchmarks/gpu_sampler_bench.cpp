@@ -23,7 +23,7 @@
 #include "backend/cuda_check.hpp"
 #include "backend/cuda_ops.hpp"
 #include "backend/cuda_sampler.hpp"
-#include "engine/cpu_sampler.hpp"
+#include "backend/cpu_sampler.hpp"
 
 namespace minivllm {
 namespace {

@@ -46,7 +46,7 @@ int run(int argc, char** argv) {
   minivllm::set_low_latency_scheduling(cfg);
   caf::actor_system sys{cfg};
   const minivllm::engine_actor engine =
-      minivllm::spawn_runtime(sys, minivllm::runtime_spec(minivllm::load_config(argv[1], overrides)));
+      minivllm::spawn_runtime(sys, minivllm::load_config(argv[1], overrides));
   const minivllm::delta_sink printer = spawn_printer(sys, stdout);
 
   minivllm::GenerateRequest request;

@@ -16,18 +16,6 @@ namespace {
 
 using namespace layers;
 
-struct LlamaAttention {
-  Linear qkv_proj, o_proj;
-  PagedAttention attention;
-};
-
-struct LlamaDecoderLayer {
-  RmsNorm input_layernorm;
-  LlamaAttention self_attn;
-  RmsNorm post_attention_layernorm;
-  GatedMlp mlp;
-};
-
 std::vector<float> llama_rope_frequencies(const ModelConfig& c, const ConfigFields& fields) {
   auto inv_freq = rope_inverse_frequencies(c.head_dim, c.rope_theta);
   const std::optional<Llama3RopeScaling> scaling = read_llama3_rope_scaling(fields);
@@ -40,56 +28,34 @@ class LlamaForCausalLM final : public Model {
       : ops_(context.ops), heads_(AttentionHeads::of(context.config, context.weights)) {
     const ModelConfig& c = context.config;
     WeightLoader& w = context.weights;
-    embed_tokens_ = load_embedding(w, c);
+    const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)));
+    decoder_.embed_tokens = load_embedding(w, c);
     for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) {
       const std::string p = "model.layers." + std::to_string(l) + ".";
-      layers_.push_back(LlamaDecoderLayer{
+      decoder_.layers.push_back(DecoderLayer{
           RmsNorm::load(w, p + "input_layernorm.weight", c.hidden_size, c.rms_norm_eps),
-          LlamaAttention{
-              Linear::load_qkv(w, p + "self_attn.", c),
-              Linear::load(w, p + "self_attn.o_proj.weight", c.hidden_size,
-                           c.num_attention_heads * c.head_dim, Split::row),
-              PagedAttention{l, static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)))}},
+          SelfAttention{Linear::load_qkv(w, p + "self_attn.", c),
+                        Linear::load(w, p + "self_attn.o_proj.weight", c.hidden_size,
+                                     c.num_attention_heads * c.head_dim, Split::row),
+                        RmsNorm{}, RmsNorm{},  // no per-head q/k norm
+                        PagedAttention{l, scale}},
           RmsNorm::load(w, p + "post_attention_layernorm.weight", c.hidden_size, c.rms_norm_eps),
           GatedMlp::load(w, p + "mlp.", c.hidden_size, c.intermediate_size)});
     }
-    norm_ = RmsNorm::load(w, "model.norm.weight", c.hidden_size, c.rms_norm_eps);
-    lm_head_ = load_lm_head(w, c, embed_tokens_);
-    rotary_ = RotaryEmbedding::create(ops_, llama_rope_frequencies(c, context.fields));
+    decoder_.norm = RmsNorm::load(w, "model.norm.weight", c.hidden_size, c.rms_norm_eps);
+    decoder_.lm_head = load_lm_head(w, c, decoder_.embed_tokens);
+    decoder_.rotary = RotaryEmbedding::create(ops_, llama_rope_frequencies(c, context.fields));
   }
 
-  KvCacheSpec kv_cache_spec() const override {
-    return {static_cast<std::int64_t>(layers_.size()), heads_.num_kv_heads, heads_.head_dim};
-  }
-
+  KvCacheSpec kv_cache_spec() const override { return decoder_.kv_cache_spec(heads_); }
   Tensor forward(const Batch& batch, KvCacheView& kv) override {
-    Tensor residual = ops_.embedding(embed_tokens_, batch);
-    Tensor hidden = layers_.front().input_layernorm(ops_, residual);
-    for (std::size_t l = 0; l < layers_.size(); ++l) {
-      const LlamaDecoderLayer& layer = layers_[l];
-      if (l > 0) hidden = layer.input_layernorm.add_and_norm(ops_, hidden, residual);
-      hidden = attention(layer.self_attn, hidden, kv, batch);
-      hidden = layer.post_attention_layernorm.add_and_norm(ops_, hidden, residual);
-      hidden = layer.mlp(ops_, hidden);
-    }
-    hidden = norm_.add_and_norm(ops_, hidden, residual);
-    return logits(ops_, lm_head_, hidden, batch);
+    return decoder_.forward(ops_, batch, kv);
   }
 
  private:
-  Tensor attention(const LlamaAttention& a, const Tensor& x, KvCacheView& kv, const Batch& batch) {
-    const Tensor qkv = a.qkv_proj(ops_, x);
-    // Llama has no per-head q/k norm.
-    return a.o_proj(ops_, a.attention(ops_, qkv, RmsNorm{}, RmsNorm{}, rotary_, kv, batch));
-  }
-
   Ops& ops_;
   AttentionHeads heads_;
-  Tensor embed_tokens_;
-  std::vector<LlamaDecoderLayer> layers_;
-  RmsNorm norm_;
-  Linear lm_head_;
-  RotaryEmbedding rotary_;
+  Decoder decoder_;
 };
 
 class LlamaFamily final : public ModelFamily {

@@ -15,7 +15,7 @@
 
 #include "backend/cuda_ops.hpp"
 #include "backend/sampling_inputs.hpp"
-#include "engine/device_sampler.hpp"
+#include "backend/device_sampler.hpp"
 
 namespace minivllm {
 

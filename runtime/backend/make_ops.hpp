@@ -7,7 +7,7 @@
 
 #include <minivllm/ops.hpp>
 
-#include "config/config.hpp"
+#include <minivllm/config.hpp>
 
 namespace minivllm {
 

@@ -6,7 +6,7 @@
 
 #include <minivllm/ops.hpp>
 
-#include "engine/device_sampler.hpp"
+#include "backend/device_sampler.hpp"
 
 namespace minivllm {
 

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/cpu_sampler.hpp"
+#include "backend/cpu_sampler.hpp"
 #include "kernels/cuda/sampling.cuh"
 
 namespace minivllm {

@@ -1,4 +1,6 @@
-#include "config/config.hpp"
+#include <minivllm/config.hpp>
+
+#include "log/log.hpp"
 
 #include <algorithm>
 #include <fstream>

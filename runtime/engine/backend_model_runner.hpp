@@ -9,7 +9,7 @@
 #include <minivllm/model.hpp>
 #include <minivllm/ops.hpp>
 
-#include "engine/device_sampler.hpp"
+#include "backend/device_sampler.hpp"
 #include "engine/model_runner.hpp"
 
 namespace minivllm {

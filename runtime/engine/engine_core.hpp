@@ -13,7 +13,7 @@
 
 #include "engine/scheduler.hpp"
 #include "engine/step_messages.hpp"
-#include "engine/step_times.hpp"
+#include <minivllm/step_times.hpp>
 #include "engine/stop_conditions.hpp"
 #include "engine/text_stream.hpp"
 

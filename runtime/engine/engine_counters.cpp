@@ -1,4 +1,4 @@
-#include "engine/engine_counters.hpp"
+#include <minivllm/engine_counters.hpp>
 
 #include <algorithm>
 

@@ -12,9 +12,9 @@
 
 #include "engine/engine_core.hpp"
 #include "engine/model_runner.hpp"
-#include "engine/request_output.hpp"
+#include <minivllm/request_output.hpp>
 #include "engine/request_table.hpp"
-#include "engine/sampling_params.hpp"
+#include <minivllm/sampling_params.hpp>
 #include "engine/step_executor.hpp"
 #include "engine/text_stream.hpp"
 

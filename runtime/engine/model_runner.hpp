@@ -5,7 +5,7 @@
 
 #include <minivllm/batch.hpp>
 
-#include "engine/cpu_sampler.hpp"
+#include "backend/cpu_sampler.hpp"
 
 namespace minivllm {
 

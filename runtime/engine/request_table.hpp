@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/engine_counters.hpp"
-#include "engine/request.hpp"
+#include <minivllm/engine_counters.hpp>
+#include <minivllm/request.hpp>
 #include "engine/step_messages.hpp"
 #include "engine/text_stream.hpp"
 

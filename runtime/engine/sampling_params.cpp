@@ -1,4 +1,4 @@
-#include "engine/sampling_params.hpp"
+#include <minivllm/sampling_params.hpp>
 
 #include <cmath>
 #include <string>

@@ -10,17 +10,15 @@
 #include <vector>
 
 #include "engine/block_ids.hpp"
-#include "engine/logprobs.hpp"
-#include "engine/sampling_params.hpp"
+#include <minivllm/logprobs.hpp>
+#include <minivllm/request_output.hpp>
+#include <minivllm/sampling_params.hpp>
 
 namespace minivllm {
 
 using SeqId = std::uint64_t;
 
 enum class SequenceStatus : std::uint8_t { waiting, running, finished };
-enum class FinishReason : std::uint8_t { none, stop, length, abort };
-
-const char* finish_reason_name(FinishReason r);  // "stop", "length", "abort", or "" for none
 
 class alignas(128) Sequence {
  public:

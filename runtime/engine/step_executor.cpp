@@ -9,7 +9,7 @@
 
 #include <minivllm/error.hpp>
 
-#include "engine/cpu_sampler.hpp"
+#include "backend/cpu_sampler.hpp"
 #include "engine/decode_continuation.hpp"
 
 namespace minivllm {

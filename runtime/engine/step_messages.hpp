@@ -11,9 +11,9 @@
 #include <minivllm/batch.hpp>
 
 #include "engine/decode_continuation.hpp"
-#include "engine/logprobs.hpp"
-#include "engine/request_output.hpp"
-#include "engine/sampling_params.hpp"
+#include <minivllm/logprobs.hpp>
+#include <minivllm/request_output.hpp>
+#include <minivllm/sampling_params.hpp>
 
 namespace minivllm {
 

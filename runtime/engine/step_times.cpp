@@ -1,4 +1,4 @@
-#include "engine/step_times.hpp"
+#include <minivllm/step_times.hpp>
 
 #include <algorithm>
 #include <array>

@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-namespace minivllm {
+#include <minivllm/log_level.hpp>
 
-enum class LogLevel { error, warn, info, debug };
+namespace minivllm {
 
 void set_log_level(LogLevel level);
 bool log_enabled(LogLevel level);

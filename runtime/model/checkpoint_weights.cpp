@@ -41,6 +41,13 @@ const TensorView& CheckpointWeights::find(std::string_view name, const Shape& fu
   return *view;
 }
 
+std::vector<std::string> CheckpointWeights::unused() const {
+  std::vector<std::string> names;
+  for (const TensorView* t : checkpoint_.tensors())
+    if (loaded_.count(t->name) == 0) names.push_back(t->name);
+  return names;
+}
+
 Shape CheckpointWeights::rank_part(const TensorView& view, std::string_view name,
                                    std::size_t axis) const {
   if (view.shape.size() <= axis || view.shape.size() > 2 || view.shape[axis] % tp_size_ != 0)
@@ -54,6 +61,7 @@ Shape CheckpointWeights::rank_part(const TensorView& view, std::string_view name
 
 Tensor CheckpointWeights::load(std::string_view name, const Shape& full_shape, Split split) {
   const TensorView& view = find(name, full_shape);
+  loaded_.emplace(name);
   if (split == Split::none || tp_size_ == 1)
     return ops_.from_host(view.bytes.data(), view.dtype, view.shape);
 
@@ -82,10 +90,11 @@ Tensor CheckpointWeights::load_stacked(const std::vector<WeightPart>& parts) {
   std::int64_t stacked_rows = 0;
   for (const WeightPart& p : parts) {
     const TensorView& view = find(p.name, p.full_shape);
+    loaded_.emplace(p.name);
     const Shape part = rank_part(view, p.name, 0);
     const TensorView& first = views.empty() ? view : *views.front();
     if (view.dtype != first.dtype || view.shape.size() != first.shape.size() ||
-        view.shape.back() != first.shape.back())
+        (view.shape.size() == 2 && view.shape[1] != first.shape[1]))
       throw Error(where(view, p.name) + " (" + std::string(dtype_name(view.dtype)) + " " +
                   shape_string(view.shape) + ") does not stack with tensor '" +
                   std::string(parts.front().name) + "' (" + std::string(dtype_name(first.dtype)) +

@@ -2,6 +2,8 @@
 // The WeightLoader over a checkpoint folder: tensors by Hugging Face name, shape-checked, copied
 // to the backend's device; under tensor parallelism, rank r's column or row split.
 #include <cstddef>
+#include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -22,6 +24,10 @@ class CheckpointWeights final : public WeightLoader {
   Tensor load(std::string_view name, const Shape& full_shape, Split split = Split::none) override;
   Tensor load_stacked(const std::vector<WeightPart>& parts) override;
 
+  // The checkpoint's tensors no load asked for, in file order: a model family whose weight map
+  // misses what its checkpoint has (or a checkpoint with extras).
+  std::vector<std::string> unused() const;
+
  private:
   // The tensor `name`, checked to have `full_shape`.
   const TensorView& find(std::string_view name, const Shape& full_shape) const;
@@ -32,6 +38,7 @@ class CheckpointWeights final : public WeightLoader {
   Ops& ops_;
   int tp_rank_;
   int tp_size_;
+  std::set<std::string, std::less<>> loaded_;
 };
 
 }  // namespace minivllm

@@ -7,8 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/config.hpp"
+#include <minivllm/config.hpp>
 #include "greedy_goldens.hpp"
+#include "actors/runtime_spec.hpp"
 #include "test_paths.hpp"
 
 namespace minivllm::testing {

@@ -16,6 +16,8 @@
 
 #include <minivllm/actors/runtime.hpp>
 
+#include "actors/runtime_spec.hpp"
+
 #include "actor_test_support.hpp"
 
 namespace minivllm {

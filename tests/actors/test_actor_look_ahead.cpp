@@ -16,6 +16,7 @@
 
 #include "engine/llm_engine.hpp"
 #include "actors/queueing_fake_runner.hpp"
+#include "actors/runtime_spec.hpp"
 #include "runtime/engine/fake_model_runner.hpp"
 
 namespace minivllm {

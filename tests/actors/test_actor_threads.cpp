@@ -8,6 +8,7 @@
 
 #include <minivllm/llm.hpp>
 
+#include "actors/runtime_spec.hpp"
 #include "runtime/engine/fake_model_runner.hpp"
 
 namespace minivllm {

@@ -11,6 +11,7 @@
 #include <minivllm/error.hpp>
 #include <minivllm/llm.hpp>
 
+#include "actors/runtime_spec.hpp"
 #include "runtime/engine/fake_model_runner.hpp"
 
 namespace minivllm {

@@ -10,7 +10,7 @@
 
 #include <minivllm/error.hpp>
 
-#include "config/config.hpp"
+#include <minivllm/config.hpp>
 
 namespace {
 

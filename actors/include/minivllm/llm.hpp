@@ -8,9 +8,11 @@
 #include <vector>
 
 #include <minivllm/actors/requests.hpp>
-#include <minivllm/actors/runtime_spec.hpp>
+#include <minivllm/config.hpp>
 
 namespace minivllm {
+
+struct RuntimeSpec;  // actors/runtime_spec.hpp, not installed
 
 // A request's outcome: its output, or why it was refused or failed.
 struct GenerateResult {

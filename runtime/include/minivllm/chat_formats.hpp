@@ -19,8 +19,10 @@ std::string qwen3(std::span<const ChatMessage> messages, const ChatOptions& opti
 // header at the end whatever add_generation_prompt says (as its template does).
 std::string llama3(std::span<const ChatMessage> messages, const ChatOptions& options);
 
-// A template in ChatML (<|im_start|>) or in Llama 3's headers (<|start_header_id|>).
-bool is_chatml(std::string_view chat_template);
+// Qwen3's template (ChatML, <|im_start|>, with reasoning_content), and one in Llama 3's headers
+// (<|start_header_id|>). Other ChatML templates (Qwen2's adds a default system turn) are not
+// Qwen3's.
+bool is_qwen3(std::string_view chat_template);
 bool is_llama3(std::string_view chat_template);
 
 }  // namespace minivllm::chat_formats

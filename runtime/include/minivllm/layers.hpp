@@ -133,6 +133,43 @@ struct PagedAttention {
                     const RotaryEmbedding& rotary, KvCacheView& kv, const Batch& batch) const;
 };
 
+// A Llama-style layer's self-attention: the fused q/k/v projection (with biases or not), the
+// per-head q/k norms (default-constructed: none), RoPE and the paged attention, then o_proj.
+struct SelfAttention {
+  Linear qkv_proj, o_proj;
+  RmsNorm q_norm, k_norm;
+  PagedAttention attention;
+
+  Tensor operator()(Ops& ops, const Tensor& x, const RotaryEmbedding& rotary, KvCacheView& kv,
+                    const Batch& batch) const {
+    return o_proj(ops, attention(ops, qkv_proj(ops, x), q_norm, k_norm, rotary, kv, batch));
+  }
+};
+
+// A pre-norm decoder layer: x + attn(norm(x)), then h + mlp(norm(h)).
+struct DecoderLayer {
+  RmsNorm input_layernorm;
+  SelfAttention self_attn;
+  RmsNorm post_attention_layernorm;
+  GatedMlp mlp;
+};
+
+// The decoder's step: token embeddings through `layers` (each residual add fused into the next
+// norm), the final norm, then the logits of batch.logits_rows.
+struct Decoder {
+  Tensor embed_tokens;
+  std::vector<DecoderLayer> layers;
+  RmsNorm norm;
+  Linear lm_head;
+  RotaryEmbedding rotary;
+
+  Tensor forward(Ops& ops, const Batch& batch, KvCacheView& kv) const;
+  // Layers, and this rank's KV heads of each, for the KV cache.
+  KvCacheSpec kv_cache_spec(const AttentionHeads& heads) const {
+    return {static_cast<std::int64_t>(layers.size()), heads.num_kv_heads, heads.head_dim};
+  }
+};
+
 // The token embedding table, and the output projection: lm_head.weight, or the embedding table
 // when the config ties them.
 Tensor load_embedding(WeightLoader& loader, const ModelConfig& config);

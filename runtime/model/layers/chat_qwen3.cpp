@@ -90,8 +90,9 @@ std::string qwen3(std::span<const ChatMessage> messages, const ChatOptions& opti
   return out;
 }
 
-bool is_chatml(std::string_view chat_template) {
-  return chat_template.find("<|im_start|>") != std::string_view::npos;
+bool is_qwen3(std::string_view chat_template) {
+  return chat_template.find("<|im_start|>") != std::string_view::npos &&
+         chat_template.find("reasoning_content") != std::string_view::npos;
 }
 
 }  // namespace minivllm::chat_formats

@@ -98,6 +98,20 @@ Tensor PagedAttention::operator()(Ops& ops, const Tensor& qkv, const RmsNorm& q_
   return ops.paged_attention(q, key_cache, value_cache, batch, scale);
 }
 
+Tensor Decoder::forward(Ops& ops, const Batch& batch, KvCacheView& kv) const {
+  Tensor residual = ops.embedding(embed_tokens, batch);
+  Tensor hidden = layers.front().input_layernorm(ops, residual);
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const DecoderLayer& layer = layers[l];
+    if (l > 0) hidden = layer.input_layernorm.add_and_norm(ops, hidden, residual);
+    hidden = layer.self_attn(ops, hidden, rotary, kv, batch);
+    hidden = layer.post_attention_layernorm.add_and_norm(ops, hidden, residual);
+    hidden = layer.mlp(ops, hidden);
+  }
+  hidden = norm.add_and_norm(ops, hidden, residual);
+  return logits(ops, lm_head, hidden, batch);
+}
+
 Tensor load_embedding(WeightLoader& loader, const ModelConfig& config) {
   return loader.load("model.embed_tokens.weight", {config.vocab_size, config.hidden_size});
 }

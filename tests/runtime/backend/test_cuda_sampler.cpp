@@ -24,7 +24,7 @@
 
 #include "backend/cuda_ops.hpp"
 #include "backend/cuda_sampler.hpp"
-#include "engine/cpu_sampler.hpp"
+#include "backend/cpu_sampler.hpp"
 #include "gpu_test_support.hpp"
 
 namespace minivllm {

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/sampling_inputs.hpp"
-#include "engine/cpu_sampler.hpp"
+#include "backend/cpu_sampler.hpp"
 
 namespace minivllm {
 namespace {

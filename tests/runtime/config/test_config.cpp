@@ -4,7 +4,7 @@
 
 #include <minivllm/error.hpp>
 
-#include "config/config.hpp"
+#include <minivllm/config.hpp>
 #include "test_paths.hpp"
 
 namespace minivllm {

@@ -7,7 +7,7 @@
 #include <set>
 #include <vector>
 
-#include "engine/cpu_sampler.hpp"
+#include "backend/cpu_sampler.hpp"
 
 namespace minivllm {
 namespace {

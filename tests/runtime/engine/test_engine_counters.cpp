@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/engine_counters.hpp"
+#include <minivllm/engine_counters.hpp>
 
 namespace minivllm {
 namespace {

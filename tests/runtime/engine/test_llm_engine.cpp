@@ -9,7 +9,7 @@
 
 #include <minivllm/error.hpp>
 
-#include "engine/cpu_sampler.hpp"
+#include "backend/cpu_sampler.hpp"
 #include "engine/llm_engine.hpp"
 #include "fake_model_runner.hpp"
 

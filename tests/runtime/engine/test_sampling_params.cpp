@@ -5,7 +5,7 @@
 
 #include <minivllm/error.hpp>
 
-#include "engine/sampling_params.hpp"
+#include <minivllm/sampling_params.hpp>
 
 namespace minivllm {
 namespace {

@@ -88,7 +88,8 @@ TEST(ChatFormats, EachPluginKnowsOnlyItsTemplates) {
   qwen3.architectures = {"Qwen3ForCausalLM"};
   qwen3.model_type = "qwen3";
   const ModelFamily& family = plugins.family(qwen3, "config.json");
-  EXPECT_NE(family.chat_format("{{ '<|im_start|>' + message.role }}"), nullptr);
+  EXPECT_NE(family.chat_format("{{ '<|im_start|>' + message.reasoning_content }}"), nullptr);
+  EXPECT_EQ(family.chat_format("{{ '<|im_start|>system\\nYou are a helpful assistant.' }}"), nullptr);
   EXPECT_EQ(family.chat_format("{{ '<|start_header_id|>' }}"), nullptr);
   EXPECT_EQ(family.chat_format(""), nullptr);
 }

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine_counters.hpp"
-#include "engine/request.hpp"
-#include "engine/step_times.hpp"
+#include <minivllm/engine_counters.hpp>
+#include <minivllm/request.hpp>
+#include <minivllm/step_times.hpp>
 
 namespace minivllm {
 

@@ -5,7 +5,7 @@
 //   minivllm::add_runtime_types(cfg);          // message types and error renderer
 //   minivllm::set_low_latency_scheduling(cfg); // optional: no polling sleeps in the step loop
 //   caf::actor_system sys{cfg};
-//   auto engine = minivllm::spawn_runtime(sys, minivllm::runtime_spec(config));
+//   auto engine = minivllm::spawn_runtime(sys, minivllm::load_config(file, overrides));
 //   self->request(engine, caf::infinite, request, sink).then([](minivllm::RequestOutput& out) {...});
 //
 // The engine answers each GenerateRequest with the final RequestOutput (finish_reason `abort`
@@ -20,9 +20,11 @@
 #include <caf/typed_actor.hpp>
 
 #include <minivllm/actors/messages.hpp>
-#include <minivllm/actors/runtime_spec.hpp>
+#include <minivllm/config.hpp>
 
 namespace minivllm {
+
+struct RuntimeSpec;  // the runtime's own parts (actors/runtime_spec.hpp, not installed)
 
 using engine_actor = caf::typed_actor<
     caf::replies_to<GenerateRequest, delta_sink>::with<RequestOutput>,
@@ -43,8 +45,11 @@ void add_runtime_types(caf::actor_system_config& cfg);
 // for its own system.
 void set_low_latency_scheduling(caf::actor_system_config& cfg);
 
-// Spawns engine, scheduler and worker; waits until the worker has built its model runner and
-// throws minivllm::Error if that failed.
+// Spawns engine, scheduler and workers for the configuration's model (its tokenizer, config.json
+// and plugin); waits until every worker has built its model runner and throws minivllm::Error
+// if that failed.
+engine_actor spawn_runtime(caf::actor_system& sys, const Config& config);
+// The same from prepared parts (the tests give fake model runners this way).
 engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec);
 
 // The text of an error the runtime answered with.

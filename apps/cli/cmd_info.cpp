@@ -26,7 +26,7 @@ void add_info_command(CLI::App& app) {
     // What generate checks before it runs: the engine's side (config.json, max_model_len, the
     // scheduler's limits, the tokenizer), then the worker's (the plugin, every tensor).
     runtime_spec(config);
-    check_model_folder(config);
+    const std::vector<std::string> unused = check_model_folder(config);
     const ModelConfig model = load_model_config(config.model.path / "config.json");
     const Checkpoint checkpoint = Checkpoint::open(config.model.path);
     std::int64_t params = 0;
@@ -41,6 +41,10 @@ void add_info_command(CLI::App& app) {
         static_cast<long long>(model.num_key_value_heads), static_cast<long long>(model.head_dim),
         static_cast<long long>(model.vocab_size), checkpoint.tensors().size(),
         static_cast<long long>(params), static_cast<double>(checkpoint.total_bytes()) / 1e6);
+    std::string names;
+    for (const std::string& n : unused) names += (names.empty() ? "" : ", ") + n;
+    std::printf("# unused checkpoint tensors: %zu%s%s\n", unused.size(), unused.empty() ? "" : ": ",
+                names.c_str());
   });
 }
 

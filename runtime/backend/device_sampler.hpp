@@ -14,7 +14,7 @@
 #include <minivllm/error.hpp>
 #include <minivllm/tensor.hpp>
 
-#include "engine/cpu_sampler.hpp"
+#include "backend/cpu_sampler.hpp"
 
 namespace minivllm {
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "config/config.hpp"
+#include <minivllm/config.hpp>
 #include "engine/engine_core.hpp"
-#include "engine/request.hpp"
+#include <minivllm/request.hpp>
 #include "engine/model_runner.hpp"
 
 namespace minivllm {

@@ -9,7 +9,7 @@
 #include <minivllm/dtype.hpp>
 #include <minivllm/model_config.hpp>
 
-#include "log/log.hpp"
+#include <minivllm/log_level.hpp>
 
 namespace minivllm {
 

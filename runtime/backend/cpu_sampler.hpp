@@ -8,8 +8,8 @@
 #include <span>
 #include <vector>
 
-#include "engine/logprobs.hpp"
-#include "engine/sampling_params.hpp"
+#include <minivllm/logprobs.hpp>
+#include <minivllm/sampling_params.hpp>
 
 namespace minivllm {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/sequence.hpp"
+#include <minivllm/request_output.hpp>
 
 namespace minivllm {
 

@@ -1,4 +1,4 @@
-#include "engine/cpu_sampler.hpp"
+#include "backend/cpu_sampler.hpp"
 
 #include <algorithm>
 #include <cmath>

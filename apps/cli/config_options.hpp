@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "config/config.hpp"
+#include <minivllm/config.hpp>
 
 namespace CLI {
 class App;

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/config.hpp"
+#include <minivllm/config.hpp>
 
 namespace minivllm::cli {
 

@@ -3,7 +3,7 @@
 // the result file.
 #include <nlohmann/json.hpp>
 
-#include "engine/step_times.hpp"
+#include <minivllm/step_times.hpp>
 
 namespace minivllm::cli {
 

@@ -6,10 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "engine/logprobs.hpp"
-#include "engine/sequence.hpp"
+#include <minivllm/logprobs.hpp>
 
 namespace minivllm {
+
+enum class FinishReason : std::uint8_t { none, stop, length, abort };
+
+const char* finish_reason_name(FinishReason r);  // "stop", "length", "abort", or "" for none
 
 struct CompletionOutput {
   int index = 0;

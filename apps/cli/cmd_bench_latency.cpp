@@ -19,6 +19,8 @@
 #include <nlohmann/json.hpp>
 
 #include <minivllm/actors/runtime.hpp>
+
+#include "actors/runtime_spec.hpp"
 #include <minivllm/error.hpp>
 #include <minivllm/model_config.hpp>
 

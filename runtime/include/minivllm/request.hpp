@@ -8,8 +8,8 @@
 
 #include <minivllm/chat.hpp>
 
-#include "engine/request_output.hpp"
-#include "engine/sampling_params.hpp"
+#include <minivllm/request_output.hpp>
+#include <minivllm/sampling_params.hpp>
 
 namespace minivllm {
 

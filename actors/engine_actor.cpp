@@ -89,11 +89,12 @@ engine_actor spawn_engine(caf::actor_system& sys, const RuntimeSpec& spec, std::
                           worker_actor worker) {
   engine_impl_actor engine = sys.spawn(
       [](pointer self, std::shared_ptr<const Tokenizer> tokenizer, ChatRenderer chat,
-         std::int32_t vocab, worker_actor worker,
+         SamplingDefaults defaults, std::int32_t vocab, worker_actor worker,
          EngineConfig config) -> engine_impl_actor::behavior_type {
         auto& st = self->state;
         const TextStreams text = tokenizer_text_streams(tokenizer);
-        st.table = std::make_unique<RequestTable>(std::move(tokenizer), std::move(chat), text, vocab);
+        st.table = std::make_unique<RequestTable>(std::move(tokenizer), std::move(chat), text,
+                                                  vocab, defaults);
         st.events.clients = &st.clients;
         st.scheduler = spawn_scheduler(self->system(), config, text,
                                        caf::actor_cast<step_output_sink>(self), worker);
@@ -139,7 +140,8 @@ engine_actor spawn_engine(caf::actor_system& sys, const RuntimeSpec& spec, std::
             },
         };
       },
-      spec.tokenizer, spec.chat, vocab_size, std::move(worker), spec.engine);
+      spec.tokenizer, spec.chat, spec.sampling_defaults, vocab_size, std::move(worker),
+      spec.engine);
   return engine;
 }
 

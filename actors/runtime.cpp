@@ -16,6 +16,7 @@
 #include "actors/worker_actor.hpp"
 #include "actors/worker_group.hpp"
 #include "checkpoint/config_json.hpp"
+#include "engine/generation_config.hpp"
 #include "log/log.hpp"
 #include "model/plugin_registry.hpp"
 #include "tokenizer/tokenizer.hpp"
@@ -63,7 +64,14 @@ RuntimeSpec runtime_spec(const Config& config) {
   spec.engine.cache = {static_cast<int>(config.cache.block_size),
                        static_cast<int>(config.cache.num_blocks),
                        config.cache.enable_prefix_caching};
-  for (std::int64_t id : model.eos_token_ids)
+  // generation_config.json (unless model.generation_config = "none"): the sampling defaults,
+  // and its EOS ids over config.json's, as vLLM takes them.
+  const GenerationConfig generation = config.model.generation_config
+                                          ? load_generation_config(config.model.path)
+                                          : GenerationConfig{};
+  spec.sampling_defaults = generation.sampling;
+  for (std::int64_t id : generation.eos_token_ids.empty() ? model.eos_token_ids
+                                                          : generation.eos_token_ids)
     spec.engine.eos_token_ids.push_back(static_cast<std::int32_t>(id));
   spec.tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_directory(config.model.path));
   spec.chat = chat_renderer(family, plugins, model, config, *spec.tokenizer);

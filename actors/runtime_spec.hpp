@@ -25,6 +25,7 @@ struct RuntimeSpec {
   EngineConfig engine;
   std::shared_ptr<const Tokenizer> tokenizer;  // null: token-id prompts only, no text
   ChatRenderer chat;  // empty: no chat messages (the model family's format for the tokenizer)
+  SamplingDefaults sampling_defaults;  // for the fields a request leaves unset
   // One worker per entry, each on its device (parallel.devices).
   std::vector<int> devices{0};
   // Builds a worker's model runner for its device; runs on that worker's own thread. Throws

@@ -208,9 +208,9 @@ void add_generate_command(CLI::App& app) {
       ->expected(1);
   cmd->add_flag("--chat", o->chat, "Wrap each text prompt as one user message in the model's chat format");
   cmd->add_option("--max-tokens", o->params.max_tokens, "Tokens to generate at most")->capture_default_str();
-  cmd->add_option("--temperature", o->params.temperature, "0 = greedy")->capture_default_str();
-  cmd->add_option("--top-p", o->params.top_p, "Nucleus sampling mass in (0, 1]")->capture_default_str();
-  cmd->add_option("--top-k", o->params.top_k, "0 or -1 = off")->capture_default_str();
+  cmd->add_option("--temperature", o->params.temperature, "0 = greedy [the model's generation_config, else 1]");
+  cmd->add_option("--top-p", o->params.top_p, "Nucleus sampling mass in (0, 1] [generation_config, else 1]");
+  cmd->add_option("--top-k", o->params.top_k, "0 or -1 = off [generation_config, else off]");
   cmd->add_option("--min-p", o->params.min_p, "Minimum probability relative to the top token, in [0, 1]")
       ->capture_default_str();
   cmd->add_option("--repetition-penalty", o->params.repetition_penalty,

@@ -11,6 +11,7 @@
 #include "actors/loaded_model_runner.hpp"
 
 #include "checkpoint/safetensors.hpp"
+#include "engine/generation_config.hpp"
 #include "cli/commands.hpp"
 #include "cli/config_options.hpp"
 
@@ -41,6 +42,19 @@ void add_info_command(CLI::App& app) {
         static_cast<long long>(model.num_key_value_heads), static_cast<long long>(model.head_dim),
         static_cast<long long>(model.vocab_size), checkpoint.tensors().size(),
         static_cast<long long>(params), static_cast<double>(checkpoint.total_bytes()) / 1e6);
+    const GenerationConfig generation = config.model.generation_config
+                                            ? load_generation_config(config.model.path)
+                                            : GenerationConfig{};
+    std::string eos;
+    for (std::int64_t id : generation.eos_token_ids.empty() ? model.eos_token_ids
+                                                            : generation.eos_token_ids)
+      eos += (eos.empty() ? "" : ", ") + std::to_string(id);
+    std::printf("# sampling defaults for unset request fields: %s (%s); EOS ids: %s\n",
+                describe(generation.sampling).c_str(),
+                !config.model.generation_config ? "model.generation_config = \"none\""
+                : generation.found              ? "generation_config.json"
+                                                : "no generation_config.json",
+                eos.empty() ? "none" : eos.c_str());
     std::string names;
     for (const std::string& n : unused) names += (names.empty() ? "" : ", ") + n;
     std::printf("# unused checkpoint tensors: %zu%s%s\n", unused.size(), unused.empty() ? "" : ": ",

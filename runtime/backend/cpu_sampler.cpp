@@ -81,11 +81,11 @@ void apply_penalties(std::span<float> logits, const SamplingParams& params,
                      std::span<const std::int32_t> prompt_ids,
                      std::span<const std::int32_t> output_ids) {
   if (!params.has_penalties()) return;
-  const bool repetition = params.repetition_penalty != 1.0;
+  const bool repetition = params.repetition_penalty_value() != 1.0;
   std::unordered_map<std::int32_t, int> output_counts;
   for (std::int32_t id : output_ids) ++output_counts[id];
   if (repetition) {
-    const auto rp = static_cast<float>(params.repetition_penalty);
+    const auto rp = static_cast<float>(params.repetition_penalty_value());
     std::vector<bool> seen(logits.size(), false);
     auto penalise = [&](std::int32_t id) {
       if (seen[id]) return;
@@ -104,25 +104,25 @@ std::vector<double> sampling_probs(std::span<const float> logits, const Sampling
   std::vector<double> probs(vocab);
   const double max_logit = *std::max_element(logits.begin(), logits.end());
   for (std::size_t i = 0; i < vocab; ++i)
-    probs[i] = std::exp((logits[i] - max_logit) / params.temperature);
+    probs[i] = std::exp((logits[i] - max_logit) / params.temperature_value());
   normalise(probs);
 
-  if (params.min_p > 0.0) {
-    const double threshold = params.min_p * *std::max_element(probs.begin(), probs.end());
+  if (params.min_p_value() > 0.0) {
+    const double threshold = params.min_p_value() * *std::max_element(probs.begin(), probs.end());
     for (double& p : probs)
       if (p < threshold) p = 0.0;
   }
-  if (params.top_k > 0 && static_cast<std::size_t>(params.top_k) < vocab) {
+  if (params.top_k_value() > 0 && static_cast<std::size_t>(params.top_k_value()) < vocab) {
     // Keep every token at least as likely as the k-th (ties included, like vLLM).
     std::vector<double> sorted = probs;
-    std::nth_element(sorted.begin(), sorted.begin() + (params.top_k - 1), sorted.end(),
+    std::nth_element(sorted.begin(), sorted.begin() + (params.top_k_value() - 1), sorted.end(),
                      std::greater<>());
-    const double kth = sorted[params.top_k - 1];
+    const double kth = sorted[params.top_k_value() - 1];
     for (double& p : probs)
       if (p < kth) p = 0.0;
   }
   normalise(probs);
-  if (params.top_p < 1.0) {
+  if (params.top_p_value() < 1.0) {
     // Keep the most likely tokens until their mass reaches top_p (the crossing one included).
     std::vector<std::int32_t> order;
     for (std::size_t i = 0; i < vocab; ++i)
@@ -132,7 +132,7 @@ std::vector<double> sampling_probs(std::span<const float> logits, const Sampling
     });
     double before = 0.0;
     for (std::int32_t id : order) {
-      if (before >= params.top_p) {
+      if (before >= params.top_p_value()) {
         probs[id] = 0.0;
       } else {
         before += probs[id];

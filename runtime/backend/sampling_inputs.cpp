@@ -21,7 +21,7 @@ void SamplingInputs::add_adjustments(const SamplerRow& row, int vocab) {
         if (in_vocab(id)) entry(id).flags |= cuda::LogitAdjustment::kMask;
   }
   if (!p.has_penalties()) return;
-  if (p.repetition_penalty != 1.0) {
+  if (p.repetition_penalty_value() != 1.0) {
     for (std::int32_t id : row.prompt_ids)
       if (in_vocab(id)) entry(id).flags |= cuda::LogitAdjustment::kRepetition;
     for (std::int32_t id : row.output_ids)
@@ -43,13 +43,13 @@ void SamplingInputs::build(std::span<const SamplerRow> rows, int vocab) {
     const SamplingParams& p = *row.params;
     cuda::SamplingRow& r = rows_.emplace_back();
     if (!p.greedy()) {
-      r.temperature = static_cast<float>(p.temperature);
+      r.temperature = static_cast<float>(p.temperature_value());
       r.seed = (*row.rng)();
     }
-    r.top_p = static_cast<float>(p.top_p);
-    r.min_p = static_cast<float>(p.min_p);
-    r.top_k = p.top_k;
-    r.repetition_penalty = static_cast<float>(p.repetition_penalty);
+    r.top_p = static_cast<float>(p.top_p_value());
+    r.min_p = static_cast<float>(p.min_p_value());
+    r.top_k = p.top_k_value();
+    r.repetition_penalty = static_cast<float>(p.repetition_penalty_value());
     r.adjust_begin = static_cast<std::int32_t>(adjustments_.size());
     add_adjustments(row, vocab);
     r.adjust_end = static_cast<std::int32_t>(adjustments_.size());

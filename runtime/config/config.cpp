@@ -156,6 +156,9 @@ const std::vector<Key>& schema() {
                         {{"bfloat16", DType::bf16}, {"float32", DType::f32}}),
       integer_key("model", "max_model_len",
                   [](Config& c) -> std::int64_t& { return c.model.max_model_len; }, 0),
+      choice_key<bool>("model", "generation_config",
+                       [](Config& c) -> bool& { return c.model.generation_config; },
+                       {{"auto", true}, {"none", false}}),
       choice_key<Backend>("runtime", "backend",
                           [](Config& c) -> Backend& { return c.runtime.backend; },
                           {{"cpu", Backend::cpu}, {"cuda", Backend::cuda}}),
@@ -403,6 +406,7 @@ std::string to_toml(const Config& c) {
   toml::table root{
       {"model", toml::table{{"path", fs::absolute(c.model.path).string()},
                             {"dtype", c.model.dtype == DType::f32 ? "float32" : "bfloat16"},
+                            {"generation_config", c.model.generation_config ? "auto" : "none"},
                             {"max_model_len", c.model.max_model_len}}},
       {"runtime", toml::table{{"backend", std::string(backend_name(c.runtime.backend))},
                               {"plugin_dirs", plugin_dirs},

@@ -15,9 +15,11 @@ double seconds_between(std::chrono::steady_clock::time_point from,
 }  // namespace
 
 RequestTable::RequestTable(std::shared_ptr<const Tokenizer> tokenizer, ChatRenderer chat,
-                           TextStreams text_streams, std::int32_t vocab_size)
+                           TextStreams text_streams, std::int32_t vocab_size,
+                           SamplingDefaults defaults)
     : tokenizer_(std::move(tokenizer)),
       chat_(std::move(chat)),
+      defaults_(defaults),
       text_streams_(std::move(text_streams)),
       vocab_size_(vocab_size) {}
 
@@ -42,6 +44,7 @@ SeqRequest RequestTable::open(GenerateRequest& req, bool streams) {
   try {
     if (requests_.count(id) != 0) throw Error("a request with this id is already running");
     prompt = prompt_of(req);
+    req.params = req.params.with_defaults(defaults_);
     req.params.validate();
     if (!req.params.stop.empty() && !text_streams_)
       throw Error("stop strings need a tokenizer, and this engine has none");

@@ -39,8 +39,10 @@ class RequestTable {
  public:
   // Without a tokenizer, requests need token-id prompts; without a chat renderer, they have no
   // messages; without text streams, outputs carry no text (and the core refuses stop strings).
+  // `defaults` fill the sampling fields a request leaves unset (the model's generation_config).
   RequestTable(std::shared_ptr<const Tokenizer> tokenizer, ChatRenderer chat,
-               TextStreams text_streams, std::int32_t vocab_size);
+               TextStreams text_streams, std::int32_t vocab_size,
+               SamplingDefaults defaults = {});
   ~RequestTable();
 
   // Builds and checks the prompt and the parameters, names the request when it has no id, and
@@ -82,6 +84,7 @@ class RequestTable {
 
   std::shared_ptr<const Tokenizer> tokenizer_;
   ChatRenderer chat_;
+  SamplingDefaults defaults_;
   TextStreams text_streams_;
   std::int32_t vocab_size_;
   std::unordered_map<std::string, Open> requests_;

@@ -18,7 +18,20 @@ std::string str(double v) { return std::to_string(v); }
 
 }  // namespace
 
+SamplingParams SamplingParams::with_defaults(const SamplingDefaults& d) const {
+  SamplingParams p = *this;
+  if (!p.temperature) p.temperature = d.temperature;
+  if (!p.top_k) p.top_k = d.top_k;
+  if (!p.top_p) p.top_p = d.top_p;
+  if (!p.min_p) p.min_p = d.min_p;
+  if (!p.repetition_penalty) p.repetition_penalty = d.repetition_penalty;
+  return p;
+}
+
 void SamplingParams::validate() const {
+  const double temperature = temperature_value(), top_p = top_p_value(), min_p = min_p_value(),
+               repetition_penalty = repetition_penalty_value();
+  const int top_k = top_k_value();
   require(n >= 1, "n", "at least 1", std::to_string(n));
   require(std::isfinite(temperature) && temperature >= 0.0, "temperature", ">= 0",
           str(temperature));

@@ -463,6 +463,45 @@ TEST_P(Cli, InfoRefusesTheModelFoldersGenerateRefuses) {
   }
 }
 
+// generation_config.json fills what a request leaves unset (vLLM's rule); a flag wins; "none"
+// ignores the file. Its eos_token_id replaces config.json's.
+TEST_P(Cli, GenerationConfigSuppliesTheDefaultsAndInfoShowsThem) {
+  const auto model = testing::user_data_dir() / "models" / GetParam();
+  testing::TempDir folder("gen_config");
+  for (const auto& f : std::filesystem::directory_iterator(model))
+    std::filesystem::copy(f.path(), folder / f.path().filename().string());
+  std::ofstream(folder / "generation_config.json")
+      << R"({"temperature": 0.0, "top_k": 20, "top_p": 0.95, "eos_token_id": [7, 9]})";
+  const std::string path_set = "model.path=" + json(folder.path().string()).dump();
+  const std::vector<std::string> prompt = {"--set", path_set, "--max-tokens", "12", "--ignore-eos",
+                                           "--seed", "3", "--prompt-ids", ids_arg(goldens_[0].prompt)};
+  auto tokens = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = prompt;
+    args.insert(args.end(), extra.begin(), extra.end());
+    const CliRun run = generate(args);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return run.lines.empty() ? std::vector<std::int32_t>{}
+                             : run.lines.at(0).at("token_ids").get<std::vector<std::int32_t>>();
+  };
+  const auto greedy = tokens({"--temperature", "0"});
+  EXPECT_EQ(testing::head(greedy, goldens_[0].expected.size()),
+            testing::head(goldens_[0].expected, greedy.size()));
+  EXPECT_EQ(tokens({}), greedy);  // temperature 0 from the file
+  const auto sampled = tokens({"--temperature", "1", "--top-k", "0", "--top-p", "1"});
+  EXPECT_NE(sampled, greedy);
+  EXPECT_EQ(tokens({"--set", "model.generation_config=\"none\""}), sampled);  // vLLM's defaults
+
+  const CliRun info = minivllm({"info"}, {"--set", path_set});
+  EXPECT_NE(info.out.find("# sampling defaults for unset request fields: temperature 0, top_p 0.95, "
+                          "top_k 20 (generation_config.json); EOS ids: 7, 9"),
+            std::string::npos) << info.out;
+  std::ofstream(folder / "generation_config.json") << R"({"top_p": 1.5})";
+  const CliRun bad = minivllm({"info"}, {"--set", path_set});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("generation_config.json: SamplingParams.top_p must be in (0, 1]"),
+            std::string::npos) << bad.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(Tiny, Cli, ::testing::Values("tiny-qwen3", "tiny-llama3"),
                          [](const auto& info) {
                            return info.param == "tiny-qwen3" ? std::string("Qwen3") : std::string("Llama3");

@@ -34,11 +34,11 @@ TEST(RequestJson, ReadsEveryField) {
   EXPECT_EQ(r.prompt_token_ids, (std::vector<std::int32_t>{1, 2, 2147483647}));
   const SamplingParams& p = r.params;
   EXPECT_EQ(p.n, 2);
-  EXPECT_DOUBLE_EQ(p.temperature, 0.5);
+  EXPECT_DOUBLE_EQ(p.temperature.value(), 0.5);
   EXPECT_EQ(p.top_k, 40);
-  EXPECT_DOUBLE_EQ(p.top_p, 0.9);
-  EXPECT_DOUBLE_EQ(p.min_p, 0.05);
-  EXPECT_DOUBLE_EQ(p.repetition_penalty, 1.1);
+  EXPECT_DOUBLE_EQ(p.top_p.value(), 0.9);
+  EXPECT_DOUBLE_EQ(p.min_p.value(), 0.05);
+  EXPECT_DOUBLE_EQ(p.repetition_penalty.value(), 1.1);
   EXPECT_DOUBLE_EQ(p.presence_penalty, -0.5);
   EXPECT_DOUBLE_EQ(p.frequency_penalty, 2.0);
   EXPECT_EQ(p.seed, std::numeric_limits<std::uint64_t>::max());

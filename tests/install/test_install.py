@@ -57,6 +57,10 @@ def main():
         prefix = destdir + options["prefix"]
         libdir = os.path.join(prefix, options["libdir"])
         minivllm = os.path.join(prefix, options["bindir"], "minivllm")
+        # A sanitizer build (scripts/asan.sh) installs instrumented code: what links it is too.
+        sanitize = options["b_sanitize"]
+        sanitize_flags = [] if sanitize == "none" else ["-fsanitize=" + sanitize]
+        plugin_options = [] if sanitize == "none" else ["-Db_sanitize=" + sanitize]
         env = dict(os.environ,
                    PKG_CONFIG_PATH=os.path.join(libdir, "pkgconfig"),
                    PKG_CONFIG_SYSROOT_DIR=destdir,
@@ -64,7 +68,8 @@ def main():
 
         print("== the Qwen2 plugin, out of tree", flush=True)
         plugin_build = os.path.join(work, "qwen2-build")
-        run(["meson", "setup", plugin_build, os.path.join(SOURCE, "examples", "qwen2-plugin")], env=env)
+        run(["meson", "setup", plugin_build, os.path.join(SOURCE, "examples", "qwen2-plugin")] +
+            plugin_options, env=env)
         run(["ninja", "-C", plugin_build], env=env)
         plugin_dirs = f'runtime.plugin_dirs=["{plugin_build}"]'
 
@@ -117,7 +122,8 @@ def main():
         flags = run(["pkg-config", "--cflags", "--libs", "minivllm"], env=env).split()
         example = os.path.join(work, "embed_runtime")
         run(["c++", "-std=c++20", "-O1", "-o", example,
-             os.path.join(SOURCE, "actors", "examples", "embed_runtime.cpp")] + flags, env=env)
+             os.path.join(SOURCE, "actors", "examples", "embed_runtime.cpp")] + sanitize_flags + flags,
+            env=env)
         toml = os.path.join(work, "tiny-qwen2.toml")
         with open(toml, "w") as t:
             t.write(f'[model]\npath = "{model}"\ndtype = "float32"\n[runtime]\nplugin_dirs = ["{plugin_build}"]\n'

@@ -19,6 +19,9 @@ struct ModelOptions {
   std::filesystem::path path;         // Hugging Face model folder (required)
   DType dtype = DType::bf16;          // "bfloat16" | "float32"
   std::int64_t max_model_len = 0;     // 0: the model's max_position_embeddings
+  // "auto": generation_config.json in the folder gives the sampling defaults and EOS ids;
+  // "none": vLLM's defaults and config.json's EOS ids.
+  bool generation_config = true;
 };
 
 struct RuntimeOptions {

@@ -14,13 +14,24 @@ enum class OutputKind : std::uint8_t {
   final_only,  // one output, when the request finishes
 };
 
+// The model's sampling defaults (its generation_config.json): what a request's unset fields
+// become, as vLLM does. Unset here too: vLLM's defaults.
+struct SamplingDefaults {
+  std::optional<double> temperature;
+  std::optional<int> top_k;
+  std::optional<double> top_p;
+  std::optional<double> min_p;
+  std::optional<double> repetition_penalty;
+};
+
 struct SamplingParams {
-  int n = 1;                        // completions per request
-  double temperature = 1.0;         // 0 = greedy
-  int top_k = 0;                    // 0 or -1 = off
-  double top_p = 1.0;               // 1 = off
-  double min_p = 0.0;               // 0 = off
-  double repetition_penalty = 1.0;  // 1 = off; applies to prompt and output tokens
+  int n = 1;  // completions per request
+  // Unset: the model's default (SamplingDefaults), else vLLM's, shown in the accessors below.
+  std::optional<double> temperature;         // 0 = greedy
+  std::optional<int> top_k;                  // 0 or -1 = off
+  std::optional<double> top_p;               // 1 = off
+  std::optional<double> min_p;               // 0 = off
+  std::optional<double> repetition_penalty;  // 1 = off; applies to prompt and output tokens
   double presence_penalty = 0.0;    // applies to output tokens
   double frequency_penalty = 0.0;   // applies to output tokens
   std::optional<std::uint64_t> seed;  // per-request reproducible sampling
@@ -36,10 +47,20 @@ struct SamplingParams {
 
   static constexpr int max_logprobs = 20;
 
-  bool greedy() const { return temperature < greedy_temperature; }
+  // What sampling uses: the field, or vLLM's default where it is unset.
+  double temperature_value() const { return temperature.value_or(1.0); }
+  int top_k_value() const { return top_k.value_or(0); }
+  double top_p_value() const { return top_p.value_or(1.0); }
+  double min_p_value() const { return min_p.value_or(0.0); }
+  double repetition_penalty_value() const { return repetition_penalty.value_or(1.0); }
+  // These parameters with every unset field of SamplingDefaults filled from `defaults`.
+  SamplingParams with_defaults(const SamplingDefaults& defaults) const;
+
+  bool greedy() const { return temperature_value() < greedy_temperature; }
   // Whether sampling reads the tokens sampled so far (and the prompt) to adjust the logits.
   bool has_penalties() const {
-    return repetition_penalty != 1.0 || presence_penalty != 0.0 || frequency_penalty != 0.0;
+    return repetition_penalty_value() != 1.0 || presence_penalty != 0.0 ||
+           frequency_penalty != 0.0;
   }
   // Below this temperature sampling is greedy (vLLM's _SAMPLING_EPS).
   static constexpr double greedy_temperature = 1e-5;

@@ -13,11 +13,12 @@ namespace {
 TEST(SamplingParams, DefaultsAreVllms) {
   const SamplingParams p;
   EXPECT_EQ(p.n, 1);
-  EXPECT_EQ(p.temperature, 1.0);
-  EXPECT_EQ(p.top_k, 0);
-  EXPECT_EQ(p.top_p, 1.0);
-  EXPECT_EQ(p.min_p, 0.0);
-  EXPECT_EQ(p.repetition_penalty, 1.0);
+  EXPECT_FALSE(p.temperature || p.top_k || p.top_p || p.min_p || p.repetition_penalty);  // unset
+  EXPECT_EQ(p.temperature_value(), 1.0);
+  EXPECT_EQ(p.top_k_value(), 0);
+  EXPECT_EQ(p.top_p_value(), 1.0);
+  EXPECT_EQ(p.min_p_value(), 0.0);
+  EXPECT_EQ(p.repetition_penalty_value(), 1.0);
   EXPECT_EQ(p.presence_penalty, 0.0);
   EXPECT_EQ(p.frequency_penalty, 0.0);
   EXPECT_EQ(p.max_tokens, 16);
@@ -82,6 +83,28 @@ TEST(SamplingParams, BoundaryValuesAreAccepted) {
   p.logprobs = 0;
   p.prompt_logprobs = 20;
   EXPECT_NO_THROW(p.validate());
+}
+
+}  // namespace
+}  // namespace minivllm
+
+namespace minivllm {
+namespace {
+
+TEST(SamplingParams, DefaultsFillOnlyTheUnsetFields) {
+  SamplingParams p;
+  p.temperature = 0.7;
+  const SamplingDefaults model{0.0, 20, 0.95, std::nullopt, 1.1};
+  const SamplingParams r = p.with_defaults(model);
+  EXPECT_EQ(r.temperature, 0.7);  // the request's own
+  EXPECT_EQ(r.top_k, 20);
+  EXPECT_EQ(r.top_p, 0.95);
+  EXPECT_FALSE(r.min_p.has_value());
+  EXPECT_DOUBLE_EQ(r.min_p_value(), 0.0);  // vLLM's
+  EXPECT_EQ(r.repetition_penalty, 1.1);
+  EXPECT_TRUE(r.has_penalties());
+  EXPECT_DOUBLE_EQ(SamplingParams{}.temperature_value(), 1.0);
+  EXPECT_FALSE(SamplingParams{}.greedy());
 }
 
 }  // namespace

@@ -30,13 +30,25 @@ typename Inspector::result_type inspect(Inspector& f, SamplingParams& x) {
   OptionalField seed(x.seed);
   OptionalField logprobs(x.logprobs);
   OptionalField prompt_logprobs(x.prompt_logprobs);
-  return f(caf::meta::type_name("minivllm::SamplingParams"), x.n, x.temperature, x.top_k,
-           x.top_p, x.min_p, x.repetition_penalty, x.presence_penalty, x.frequency_penalty,
+  OptionalField temperature(x.temperature);
+  OptionalField top_k(x.top_k);
+  OptionalField top_p(x.top_p);
+  OptionalField min_p(x.min_p);
+  OptionalField repetition_penalty(x.repetition_penalty);
+  return f(caf::meta::type_name("minivllm::SamplingParams"), x.n, temperature.present,
+           temperature.value, top_k.present, top_k.value, top_p.present, top_p.value,
+           min_p.present, min_p.value, repetition_penalty.present, repetition_penalty.value,
+           x.presence_penalty, x.frequency_penalty,
            seed.present, seed.value, x.max_tokens, x.min_tokens, x.stop,
            x.include_stop_str_in_output, x.stop_token_ids, x.ignore_eos, logprobs.present,
            logprobs.value, prompt_logprobs.present, prompt_logprobs.value, x.output_kind,
            caf::meta::load_callback([&]() -> caf::error {
              x.seed = seed.get();
+             x.temperature = temperature.get();
+             x.top_k = top_k.get();
+             x.top_p = top_p.get();
+             x.min_p = min_p.get();
+             x.repetition_penalty = repetition_penalty.get();
              x.logprobs = logprobs.get();
              x.prompt_logprobs = prompt_logprobs.get();
              return caf::none;

@@ -7,7 +7,8 @@ mkdir -p data
 tar -C data -xJf .gpu/data/tokenizers.tar.xz
 # make_model NAME FAMILY: random-v1 checkpoint of configs/models/NAME.json with its tokenizer.
 make_model() {
-  .gpu/bundle/bin/minivllm checkpoint --hf-config "configs/models/$1.json" --out "data/models/$1" >/dev/null
+  .gpu/bundle/bin/minivllm checkpoint --hf-config "configs/models/$1.json" --out "data/models/$1" \
+    --set "runtime.plugin_dirs=[\"$PWD/.gpu/bundle/bin\"]" >/dev/null
   cp "data/tokenizers/$2/tokenizer.json" "data/tokenizers/$2/tokenizer_config.json" "data/models/$1/"
 }
 make_model tiny-qwen3 qwen3

@@ -17,6 +17,7 @@
 
 #include "cli/bench_report.hpp"
 #include "cli/commands.hpp"
+#include "cli/progress_bar.hpp"
 #include "cli/config_options.hpp"
 #include "cli/step_times_report.hpp"
 
@@ -64,7 +65,13 @@ void run_throughput(const BenchOptions& o) {
   const std::size_t num_requests = w.requests.size();
   LLM llm(config);
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<GenerateResult> results = llm.generate(std::move(w.requests));
+  std::vector<GenerateResult> results;
+  {
+    ProgressBar bar("throughput", "requests");
+    results = llm.generate(std::move(w.requests), [&](std::size_t done) {
+      bar.update(done, num_requests);
+    });
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::int64_t output_tokens = 0, cached_tokens = 0;
   for (const GenerateResult& r : results) {

@@ -11,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/config_options.hpp"
+#include "cli/progress_bar.hpp"
 #include "model/random_model.hpp"
 
 namespace minivllm::cli {
@@ -61,8 +62,14 @@ void add_checkpoint_command(CLI::App& app) {
     const Config config = checkpoint_config(args->overrides);
     const PluginRegistry plugins = PluginRegistry::load(config.runtime.plugin_dirs);
     auto start = std::chrono::steady_clock::now();
-    const std::vector<CheckpointTensor> tensors =
-        write_random_model(plugins, args->hf_config, args->out, seed);
+    std::vector<CheckpointTensor> tensors;
+    {
+      ProgressBar bar("writing " + args->out, "MB");
+      tensors = write_random_model(plugins, args->hf_config, args->out, seed,
+                                   [&bar](std::uint64_t done, std::uint64_t total) {
+                                     bar.update(done >> 20, total >> 20);
+                                   });
+    }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::int64_t params = 0;
     for (const CheckpointTensor& t : tensors) params += shape_numel(t.shape);

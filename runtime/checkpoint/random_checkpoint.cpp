@@ -66,7 +66,8 @@ void fill_tensor(const TensorSpec& t, std::uint64_t seed, std::int64_t first,
 
 void write_random_checkpoint(const std::filesystem::path& hf_config,
                              const std::vector<CheckpointTensor>& checkpoint_tensors,
-                             const std::filesystem::path& out_dir, std::uint64_t seed) {
+                             const std::filesystem::path& out_dir, std::uint64_t seed,
+                             const WriteProgress& progress) {
   std::vector<TensorSpec> tensors;
   for (const CheckpointTensor& t : checkpoint_tensors) {
     const bool vector = ends_with(t.name, "norm.weight") || ends_with(t.name, ".bias");
@@ -86,7 +87,8 @@ void write_random_checkpoint(const std::filesystem::path& hf_config,
                     {{"format", "pt"}, {"generator", "random-v1"}},
                     [&](std::size_t index, std::int64_t first, std::span<std::byte> dest) {
                       fill_tensor(tensors[index], seed, first, dest);
-                    });
+                    },
+                    0, progress);
 }
 
 }  // namespace minivllm

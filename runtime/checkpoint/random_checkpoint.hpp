@@ -22,6 +22,7 @@ namespace minivllm {
 // creating out_dir if needed. Uses every hardware thread.
 void write_random_checkpoint(const std::filesystem::path& hf_config,
                              const std::vector<CheckpointTensor>& tensors,
-                             const std::filesystem::path& out_dir, std::uint64_t seed);
+                             const std::filesystem::path& out_dir, std::uint64_t seed,
+                             const WriteProgress& progress = {});
 
 }  // namespace minivllm

@@ -86,8 +86,12 @@ struct TensorSpec {
 // once for different tensors or for disjoint parts of one (`first_element` says which part).
 using TensorFill = std::function<void(std::size_t tensor_index, std::int64_t first_element,
                                       std::span<std::byte> dest)>;
+// Called after each part is written with the data bytes written so far and in all, from the
+// writing threads (one call at a time).
+using WriteProgress = std::function<void(std::uint64_t done, std::uint64_t total)>;
 void write_safetensors(const std::filesystem::path& path, const std::vector<TensorSpec>& specs,
                        const std::map<std::string, std::string>& metadata, const TensorFill& fill,
-                       unsigned threads = 0);  // 0: all hardware threads
+                       unsigned threads = 0,  // 0: all hardware threads
+                       const WriteProgress& progress = {});
 
 }  // namespace minivllm

@@ -68,7 +68,7 @@ struct Chunk {
 
 void write_safetensors(const fs::path& path, const std::vector<TensorSpec>& specs,
                        const std::map<std::string, std::string>& metadata, const TensorFill& fill,
-                       unsigned threads) {
+                       unsigned threads, const WriteProgress& progress) {
   std::vector<std::uint64_t> offsets;
   std::string header = make_header(specs, metadata, offsets);
   const std::uint64_t data_begin = 8 + header.size();
@@ -97,6 +97,9 @@ void write_safetensors(const fs::path& path, const std::vector<TensorSpec>& spec
   std::atomic<std::size_t> next{0};
   std::exception_ptr error;
   std::mutex error_mutex;
+  std::mutex progress_mutex;
+  std::uint64_t written = 0;
+  const std::uint64_t total = offsets.empty() ? 0 : offsets.back();
   auto work = [&] {
     std::vector<std::byte> buffer;
     for (std::size_t i; (i = next.fetch_add(1)) < chunks.size();) {
@@ -107,6 +110,11 @@ void write_safetensors(const fs::path& path, const std::vector<TensorSpec>& spec
         fill(c.tensor, c.first, buffer);
         write_at(buffer.data(), buffer.size(),
                  data_begin + offsets[c.tensor] + static_cast<std::uint64_t>(c.first) * elem);
+        if (progress) {
+          std::lock_guard lock(progress_mutex);
+          written += buffer.size();
+          progress(written, total);
+        }
       } catch (...) {
         std::lock_guard lock(error_mutex);
         if (!error) error = std::current_exception();

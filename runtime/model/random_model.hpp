@@ -7,6 +7,7 @@
 
 #include <minivllm/model.hpp>
 
+#include "checkpoint/safetensors.hpp"
 #include "model/plugin_registry.hpp"
 
 namespace minivllm {
@@ -16,6 +17,7 @@ namespace minivllm {
 std::vector<CheckpointTensor> write_random_model(const PluginRegistry& plugins,
                                                  const std::filesystem::path& hf_config,
                                                  const std::filesystem::path& out_dir,
-                                                 std::uint64_t seed);
+                                                 std::uint64_t seed,
+                                                 const WriteProgress& progress = {});
 
 }  // namespace minivllm

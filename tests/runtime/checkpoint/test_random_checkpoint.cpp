@@ -103,6 +103,19 @@ TEST(RandomCheckpoint, TensorListComesFromThePlugin) {
   EXPECT_NE(log.find("checkpoint takes only runtime.plugin_dirs"), std::string::npos) << log;
 }
 
+// The progress bar is drawn only on a terminal: `script` gives the command one.
+TEST(RandomCheckpoint, ShowsProgressOnATerminalOnly) {
+  TempDir dir("rv1_progress");
+  const std::string command = minivllm::testing::minivllm_bin().string() + " checkpoint --hf-config " +
+                              (minivllm::testing::configs_dir() / "models/tiny-qwen3.json").string() +
+                              " --out " + (dir / "m").string();
+  const std::string on_tty = run("script -qec '" + command + "' /dev/null");
+  EXPECT_NE(on_tty.find("MB 100%"), std::string::npos) << on_tty;
+  const std::string piped = run(command + " 2>&1");
+  EXPECT_EQ(piped.find("MB 100%"), std::string::npos) << piped;
+  EXPECT_NE(piped.find("wrote 24 tensors"), std::string::npos) << piped;
+}
+
 TEST(RandomCheckpoint, CommandErrors) {
   TempDir dir("rv1_err");
   std::string log = run(minivllm::testing::minivllm_bin().string() +

@@ -170,6 +170,26 @@ struct Decoder {
   }
 };
 
+// A Llama-style decoder model as Hugging Face names it (model.embed_tokens, model.layers.{l}.
+// input_layernorm / self_attn.{q,k,v,o}_proj (q/k/v biases with kind.qkv_bias) / self_attn.
+// {q,k}_norm (with kind.qk_norm) / post_attention_layernorm / mlp.{gate,up,down}_proj,
+// model.norm, lm_head unless tied): the tensors of decoder_tensors(config, kind), loaded, and
+// RoPE at `inv_freq`. A family whose model is one of these only says which kind.
+class DecoderModel final : public Model {
+ public:
+  DecoderModel(const ModelContext& context, const DecoderTensors& kind,
+               const std::vector<float>& inv_freq);
+  KvCacheSpec kv_cache_spec() const override { return decoder_.kv_cache_spec(heads_); }
+  Tensor forward(const Batch& batch, KvCacheView& kv) override {
+    return decoder_.forward(ops_, batch, kv);
+  }
+
+ private:
+  Ops& ops_;
+  AttentionHeads heads_;
+  Decoder decoder_;
+};
+
 // The token embedding table, and the output projection: lm_head.weight, or the embedding table
 // when the config ties them.
 Tensor load_embedding(WeightLoader& loader, const ModelConfig& config);

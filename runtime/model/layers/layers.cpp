@@ -112,6 +112,36 @@ Tensor Decoder::forward(Ops& ops, const Batch& batch, KvCacheView& kv) const {
   return logits(ops, lm_head, hidden, batch);
 }
 
+DecoderModel::DecoderModel(const ModelContext& context, const DecoderTensors& kind,
+                           const std::vector<float>& inv_freq)
+    : ops_(context.ops), heads_(AttentionHeads::of(context.config, context.weights)) {
+  const ModelConfig& c = context.config;
+  WeightLoader& w = context.weights;
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)));
+  decoder_.embed_tokens = load_embedding(w, c);
+  for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    RmsNorm input_layernorm =
+        RmsNorm::load(w, p + "input_layernorm.weight", c.hidden_size, c.rms_norm_eps);
+    SelfAttention attention{
+        Linear::load_qkv(w, p + "self_attn.", c, kind.qkv_bias),
+        Linear::load(w, p + "self_attn.o_proj.weight", c.hidden_size,
+                     c.num_attention_heads * c.head_dim, Split::row),
+        {}, {}, PagedAttention{l, scale}};
+    if (kind.qk_norm) {  // over head_dim, per head, before RoPE
+      attention.q_norm = RmsNorm::load(w, p + "self_attn.q_norm.weight", c.head_dim, c.rms_norm_eps);
+      attention.k_norm = RmsNorm::load(w, p + "self_attn.k_norm.weight", c.head_dim, c.rms_norm_eps);
+    }
+    decoder_.layers.push_back(DecoderLayer{
+        std::move(input_layernorm), std::move(attention),
+        RmsNorm::load(w, p + "post_attention_layernorm.weight", c.hidden_size, c.rms_norm_eps),
+        GatedMlp::load(w, p + "mlp.", c.hidden_size, c.intermediate_size)});
+  }
+  decoder_.norm = RmsNorm::load(w, "model.norm.weight", c.hidden_size, c.rms_norm_eps);
+  decoder_.lm_head = load_lm_head(w, c, decoder_.embed_tokens);
+  decoder_.rotary = RotaryEmbedding::create(ops_, inv_freq);
+}
+
 Tensor load_embedding(WeightLoader& loader, const ModelConfig& config) {
   return loader.load("model.embed_tokens.weight", {config.vocab_size, config.hidden_size});
 }

@@ -35,10 +35,11 @@ struct ToClients final : RequestEvents {
     auto client = clients->extract(output.request_id);
     if (!client.empty()) client.mapped().promise.deliver(std::move(output));
   }
-  void failed(const std::string& request_id, const std::string& error) override {
+  void failed(const std::string& request_id, const std::string& error, bool refused) override {
     auto client = clients->extract(request_id);
-    if (!client.empty())
-      client.mapped().promise.deliver(runtime_error("request " + request_id + ": " + error));
+    if (client.empty()) return;
+    client.mapped().promise.deliver(refused ? request_refused(error)
+                                            : runtime_error("request " + request_id + ": " + error));
   }
 };
 
@@ -61,7 +62,7 @@ caf::result<RequestOutput> submit(pointer self, GenerateRequest& req, delta_sink
     seqs = st.table->open(req, sink && req.params.output_kind != OutputKind::final_only);
   } catch (const std::exception& e) {
     log_line(LogLevel::warn, std::string("refused: ") + e.what());
-    return runtime_error(e.what());
+    return request_refused(e.what());
   }
   Client client;
   // Before the promise: making it takes the sender out of the current message.
@@ -109,6 +110,13 @@ engine_actor spawn_engine(caf::actor_system& sys, const RuntimeSpec& spec, std::
         });
         return {
             [self](GenerateRequest& req, delta_sink& sink) { return submit(self, req, sink); },
+            [self](tokenize_atom, GenerateRequest& req) -> caf::result<std::vector<std::int32_t>> {
+              try {
+                return self->state.table->prompt_of(req);
+              } catch (const std::exception& e) {
+                return request_refused(e.what());
+              }
+            },
             [self](abort_atom, std::string& id) {
               return self->delegate(self->state.scheduler, abort_atom_v, std::move(id));
             },

@@ -1,5 +1,7 @@
 #include "actors/request_json.hpp"
 
+#include "actors/json_reader.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -17,109 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-// What a value is, for errors. Scalars are shown; containers only named, so that an error never
-// copies (or recurses through) a large or deeply nested value.
-std::string shown(const json& v) {
-  if (v.is_array()) return "an array";
-  if (v.is_object()) return "an object";
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
-
-class Reader {
- public:
-  explicit Reader(std::string_view where) : where_(where) {}
-
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw Error(where_ + ": field '" + field + "': " + what);
-  }
-
-  // An integer in [lo, hi]: JSON floats (1.0 too) and anything that would narrow are errors.
-  template <class T>
-  T integer(const std::string& field, const json& v,
-            T lo = std::numeric_limits<T>::min(), T hi = std::numeric_limits<T>::max()) const {
-    const std::string expected =
-        "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got ";
-    if (v.is_number_unsigned()) {
-      const auto x = v.get<std::uint64_t>();
-      if (x > static_cast<std::uint64_t>(hi)) fail(field, expected + shown(v));
-      return static_cast<T>(x);
-    }
-    if (v.is_number_integer()) {  // negative: nlohmann keeps non-negative ones unsigned
-      const auto x = v.get<std::int64_t>();
-      if constexpr (std::is_unsigned_v<T>) fail(field, expected + shown(v));
-      else if (x < static_cast<std::int64_t>(lo)) fail(field, expected + shown(v));
-      return static_cast<T>(x);
-    }
-    fail(field, expected + shown(v));
-  }
-
-  double number(const std::string& field, const json& v) const {
-    if (!v.is_number()) fail(field, "expected a number, got " + shown(v));
-    return v.get<double>();
-  }
-
-  bool boolean(const std::string& field, const json& v) const {
-    if (!v.is_boolean()) fail(field, "expected true or false, got " + shown(v));
-    return v.get<bool>();
-  }
-
-  std::string string(const std::string& field, const json& v) const {
-    if (!v.is_string()) fail(field, "expected a string, got " + shown(v));
-    return v.get<std::string>();
-  }
-
-  std::vector<std::int32_t> token_ids(const std::string& field, const json& v) const {
-    if (!v.is_array()) fail(field, "expected an array of token ids, got " + shown(v));
-    std::vector<std::int32_t> ids;
-    ids.reserve(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i)
-      ids.push_back(integer<std::int32_t>(field + "[" + std::to_string(i) + "]", v[i]));
-    return ids;
-  }
-
-  // A string or a list of strings (vLLM's stop).
-  std::vector<std::string> strings(const std::string& field, const json& v) const {
-    if (v.is_string()) return {v.get<std::string>()};
-    if (!v.is_array()) fail(field, "expected a string or an array of strings, got " + shown(v));
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < v.size(); ++i)
-      out.push_back(string(field + "[" + std::to_string(i) + "]", v[i]));
-    return out;
-  }
-
-  std::vector<ChatMessage> messages(const json& v) const {
-    if (!v.is_array()) fail("messages", "expected an array of {\"role\", \"content\"} objects, got " + shown(v));
-    std::vector<ChatMessage> out;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const std::string field = "messages[" + std::to_string(i) + "]";
-      const json& m = v[i];
-      if (!m.is_object()) fail(field, "expected an object {\"role\", \"content\"}, got " + shown(m));
-      ChatMessage message;
-      bool has_role = false, has_content = false;
-      for (const auto& [key, value] : m.items()) {
-        if (key == "role") {
-          message.role = string(field + ".role", value);
-          has_role = true;
-        } else if (key == "content") {
-          message.content = string(field + ".content", value);
-          has_content = true;
-        } else if (key == "reasoning_content") {
-          if (!value.is_null()) message.reasoning_content = string(field + ".reasoning_content", value);
-        } else {
-          fail(field + "." + key, "unknown (known: role, content, reasoning_content)");
-        }
-      }
-      if (!has_role || !has_content) fail(field, "needs both \"role\" and \"content\"");
-      out.push_back(std::move(message));
-    }
-    return out;
-  }
-
- private:
-  std::string where_;
-};
-
+using Reader = JsonReader;
 using Setter = std::function<void(const Reader&, const std::string&, const json&, GenerateRequest&)>;
 
 // Every field the object may hold, in the order errors list them.
@@ -134,8 +34,8 @@ const std::vector<std::pair<std::string, Setter>>& fields() {
       {"prompt_token_ids", [](const Reader& r, const std::string& f, const json& v, GenerateRequest& q) {
          q.prompt_token_ids = r.token_ids(f, v);
        }},
-      {"messages", [](const Reader& r, const std::string&, const json& v, GenerateRequest& q) {
-         q.messages = r.messages(v);
+      {"messages", [](const Reader& r, const std::string& f, const json& v, GenerateRequest& q) {
+         q.messages = r.messages(f, v);
        }},
       {"n", [](const Reader& r, const std::string& f, const json& v, GenerateRequest& q) {
          q.params.n = r.integer<int>(f, v);
@@ -190,6 +90,9 @@ const std::vector<std::pair<std::string, Setter>>& fields() {
       {"prompt_logprobs", [](const Reader& r, const std::string& f, const json& v, GenerateRequest& q) {
          if (v.is_null()) q.params.prompt_logprobs.reset();
          else q.params.prompt_logprobs = r.integer<int>(f, v);
+       }},
+      {"skip_special_tokens", [](const Reader& r, const std::string& f, const json& v, GenerateRequest& q) {
+         q.params.skip_special_tokens = r.boolean(f, v);
        }},
   };
   return table;

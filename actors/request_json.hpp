@@ -5,7 +5,7 @@
 // Exactly one of prompt, prompt_token_ids and messages; the other fields are SamplingParams'
 // (n, temperature, top_k, top_p, min_p, repetition_penalty, presence_penalty, frequency_penalty,
 // seed, max_tokens, min_tokens, stop, include_stop_str_in_output, stop_token_ids, ignore_eos,
-// logprobs, prompt_logprobs) and override `defaults`. No CAF here: the launcher and the fuzzer
+// logprobs, prompt_logprobs, skip_special_tokens) and override `defaults`. No CAF here: the launcher and the fuzzer
 // use it without the actors.
 #include <string_view>
 

@@ -155,6 +155,11 @@ engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec) {
   return spawn_engine(sys, spec, ready.vocab_size, std::move(worker));
 }
 
+bool is_request_refused(const caf::error& err) {
+  return err.category() == runtime_error_category &&
+         err.code() == static_cast<std::uint8_t>(RuntimeErrorCode::refused);
+}
+
 std::string error_text(caf::actor_system& sys, const caf::error& err) {
   if (err.category() == runtime_error_category && err.context().match_elements<std::string>())
     return err.context().get_as<std::string>(0);

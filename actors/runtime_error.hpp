@@ -1,5 +1,6 @@
 #pragma once
 // The runtime's errors as CAF errors: one category whose context carries the message text.
+#include <cstdint>
 #include <string>
 
 #include <caf/atom.hpp>
@@ -10,8 +11,17 @@ namespace minivllm {
 
 constexpr caf::atom_value runtime_error_category = caf::atom("minivllm");
 
+// Codes: the runtime failed (a worker, a step), or it refused a request for what it asked.
+enum class RuntimeErrorCode : std::uint8_t { failed = 1, refused = 2 };
+
 inline caf::error runtime_error(std::string text) {
-  return caf::error(1, runtime_error_category, caf::make_message(std::move(text)));
+  return caf::error(static_cast<std::uint8_t>(RuntimeErrorCode::failed), runtime_error_category,
+                    caf::make_message(std::move(text)));
+}
+
+inline caf::error request_refused(std::string text) {
+  return caf::error(static_cast<std::uint8_t>(RuntimeErrorCode::refused), runtime_error_category,
+                    caf::make_message(std::move(text)));
 }
 
 }  // namespace minivllm

@@ -40,7 +40,7 @@ struct GenerateOptions {
 
 GenerateRequest text_request(const GenerateOptions& o, const std::string& text) {
   GenerateRequest r;
-  if (o.chat) r.messages.push_back({"user", text, std::nullopt});
+  if (o.chat) r.messages.push_back({"user", text, std::nullopt, {}});
   else r.prompt = text;
   r.params = o.params;
   return r;

@@ -190,6 +190,26 @@ const std::vector<Key>& schema() {
                   1, "1 (tensor parallelism over several GPUs is not supported yet)"),
       index_list_key("parallel", "devices",
                      [](Config& c) -> std::vector<std::int64_t>& { return c.parallel.devices; }),
+      integer_key("server", "max_body_bytes",
+                  [](Config& c) -> std::int64_t& { return c.server.max_body_bytes; }, 1,
+                  std::int64_t{1} << 40),
+      integer_key("server", "max_header_bytes",
+                  [](Config& c) -> std::int64_t& { return c.server.max_header_bytes; }, 256),
+      integer_key("server", "max_headers",
+                  [](Config& c) -> std::int64_t& { return c.server.max_headers; }, 1),
+      integer_key("server", "header_timeout_s",
+                  [](Config& c) -> std::int64_t& { return c.server.header_timeout_s; }, 1, 86400),
+      integer_key("server", "max_waiting",
+                  [](Config& c) -> std::int64_t& { return c.server.max_waiting; }, 0),
+      integer_key("server", "max_n", [](Config& c) -> std::int64_t& { return c.server.max_n; }, 1,
+                  1024),
+      integer_key("server", "max_logprobs",
+                  [](Config& c) -> std::int64_t& { return c.server.max_logprobs; }, 0, 20,
+                  "an integer in [0, 20] (the engine reports at most 20)"),
+      integer_key("server", "max_stop",
+                  [](Config& c) -> std::int64_t& { return c.server.max_stop; }, 0, 1024),
+      integer_key("server", "max_stop_bytes",
+                  [](Config& c) -> std::int64_t& { return c.server.max_stop_bytes; }, 1, 65536),
   };
   return keys;
 }
@@ -421,6 +441,15 @@ std::string to_toml(const Config& c) {
                                 {"enable_chunked_prefill", c.scheduler.enable_chunked_prefill}}},
       {"parallel", toml::table{{"tensor_parallel_size", c.parallel.tensor_parallel_size},
                                {"devices", devices}}},
+      {"server", toml::table{{"max_body_bytes", c.server.max_body_bytes},
+                             {"max_header_bytes", c.server.max_header_bytes},
+                             {"max_headers", c.server.max_headers},
+                             {"header_timeout_s", c.server.header_timeout_s},
+                             {"max_waiting", c.server.max_waiting},
+                             {"max_n", c.server.max_n},
+                             {"max_logprobs", c.server.max_logprobs},
+                             {"max_stop", c.server.max_stop},
+                             {"max_stop_bytes", c.server.max_stop_bytes}}},
   };
   // Plain "..." strings only: toml++ 3.3 prints a string holding a newline and ''' as a
   // '''...''' literal that it cannot end, which no longer loads.

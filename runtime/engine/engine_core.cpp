@@ -473,7 +473,8 @@ void add(SchedulerState& st, SeqRequest& req) {
       auto seq = std::make_unique<Sequence>(id, req.request_id, i, req.prompt, params, seed);
       Sequence* raw = seq.get();
       st.seqs.emplace(id, Entry{std::move(seq), seed, false,
-                                params->stop.empty() ? nullptr : st.text_streams()});
+                                params->stop.empty() ? nullptr
+                                                    : st.text_streams(params->skip_special_tokens)});
       ids.push_back(id);
       st.requests[req.request_id].push_back(id);
       st.scheduler->add(raw);

@@ -19,7 +19,7 @@ void LLMEngine::StepEvents::answered(RequestOutput&& output) {
   answered_outputs.insert_or_assign(id, std::move(output));
 }
 
-void LLMEngine::StepEvents::failed(const std::string& request_id, const std::string& error) {
+void LLMEngine::StepEvents::failed(const std::string& request_id, const std::string& error, bool) {
   errors.emplace_back(request_id, error);
 }
 

@@ -56,7 +56,7 @@ class LLMEngine {
 
     void delta(RequestDelta&& delta) override;
     void answered(RequestOutput&& output) override;
-    void failed(const std::string& request_id, const std::string& error) override;
+    void failed(const std::string& request_id, const std::string& error, bool refused) override;
     void result(StepResult&& result) override { results.push_back(std::move(result)); }
     void failed(StepFailed&& failure) override { failures.push_back(std::move(failure)); }
   };

@@ -30,11 +30,11 @@ std::vector<std::int32_t> RequestTable::prompt_of(const GenerateRequest& req) co
     if (!tokenizer_ || !chat_)
       throw Error("chat messages need a tokenizer and a chat format, and this engine has none");
     // The template writes every special token itself (as apply_chat_template does).
-    return tokenizer_->encode(chat_(req.messages, ChatOptions{}), false);
+    return tokenizer_->encode(chat_(req.messages, req.chat_options), false);
   }
   if (!req.prompt_token_ids.empty()) return req.prompt_token_ids;
   if (!tokenizer_) throw Error("a text prompt needs a tokenizer, and this engine has none");
-  return tokenizer_->encode(req.prompt);
+  return tokenizer_->encode(req.prompt, req.add_special_tokens);
 }
 
 SeqRequest RequestTable::open(GenerateRequest& req, bool streams) {
@@ -67,7 +67,7 @@ SeqRequest RequestTable::open(GenerateRequest& req, bool streams) {
   next_seq_id_ += static_cast<std::uint64_t>(n);
   for (int i = 0; i < n; ++i) {
     r.output.outputs.emplace_back().index = i;
-    if (text_streams_ && req.params.stop.empty()) r.text.push_back(text_streams_());
+    if (text_streams_ && req.params.stop.empty()) r.text.push_back(text_streams_(req.params.skip_special_tokens));
   }
   Open& opened = requests_.emplace(id, std::move(r)).first->second;
   for (int i = 0; i < n; ++i) by_seq_.emplace(opened.first_seq_id + i, &opened);
@@ -86,7 +86,7 @@ void RequestTable::refuse(const std::string& request_id, const std::string& erro
   if (it == requests_.end()) return;
   close(it->second, FinishReason::abort, true);
   requests_.erase(it);
-  events.failed(request_id, error);
+  events.failed(request_id, error, /*refused=*/true);
 }
 
 // Completion `index` of `r` got `token` (-1: none) in a step; `u`, when set, says what else.
@@ -175,7 +175,7 @@ void RequestTable::apply(StepOutputs& out, RequestEvents& events) {
     const std::string id = r.output.request_id;
     close(r, FinishReason::abort, true);
     requests_.erase(id);
-    events.failed(id, u.error);
+    events.failed(id, u.error, /*refused=*/false);
   }
 }
 
@@ -185,11 +185,17 @@ void RequestTable::abort_all(RequestEvents& events) {
       CompletionOutput& c = r.output.outputs[i];
       if (c.finish_reason != FinishReason::none) continue;
       c.finish_reason = FinishReason::abort;
-      if (!r.text.empty()) c.text += r.text[i]->finish();
+      RequestDelta last;  // a stream ends with a finished delta, as every completion's does
+      if (!r.text.empty()) last.text = r.text[i]->finish();
+      c.text += last.text;
+      if (!r.streams) continue;
+      last.request_id = id;
+      last.index = static_cast<std::int32_t>(i);
+      last.finished = true;
+      events.delta(std::move(last));
     }
     r.output.finished = true;
-    counters_.count_finished(FinishReason::abort, false);
-    counters_.e2e_request_latency.observe(seconds_between(r.arrival, Clock::now()));
+    close(r, FinishReason::abort, false);
     events.answered(std::move(r.output));
   }
   requests_.clear();

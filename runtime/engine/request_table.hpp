@@ -28,8 +28,9 @@ class RequestEvents {
   virtual void delta(RequestDelta&& delta) = 0;
   // A request is done: its final output. It is closed now.
   virtual void answered(RequestOutput&& output) = 0;
-  // A request failed (a step failed, or the core refused it): it is closed now.
-  virtual void failed(const std::string& request_id, const std::string& error) = 0;
+  // A request failed (a step failed), or the core refused it (`refused`: for what it asked; the
+  // error then names the request): it is closed now.
+  virtual void failed(const std::string& request_id, const std::string& error, bool refused) = 0;
 
  protected:
   ~RequestEvents() = default;
@@ -49,6 +50,9 @@ class RequestTable {
   // opens it: returns what the core queues. Throws minivllm::Error ("request ID: why").
   // `streams`: its deltas go to RequestEvents::delta as it advances.
   SeqRequest open(GenerateRequest& request, bool streams);
+  // The prompt's token ids (messages in the chat format, text through the tokenizer); throws
+  // minivllm::Error when the request has no prompt this table can make.
+  std::vector<std::int32_t> prompt_of(const GenerateRequest& request) const;
   // A request the core refused: closed with `error`.
   void refuse(const std::string& request_id, const std::string& error, RequestEvents& events);
 
@@ -77,7 +81,6 @@ class RequestTable {
     std::vector<Clock::time_point> last_token;  // per completion: when its newest token came
   };
 
-  std::vector<std::int32_t> prompt_of(const GenerateRequest& request) const;
   void apply(Open& r, std::size_t index, std::int32_t token, SeqUpdate* update,
              RequestEvents& events);
   void close(Open& r, FinishReason reason, bool error);

@@ -18,7 +18,8 @@ class TextStream {
   virtual std::string finish() = 0;
 };
 
-// Makes one TextStream per completion; empty: the engine has no text (no tokenizer).
-using TextStreams = std::function<std::unique_ptr<TextStream>()>;
+// Makes one TextStream per completion (leaving special tokens out of the text when asked); empty:
+// the engine has no text (no tokenizer).
+using TextStreams = std::function<std::unique_ptr<TextStream>(bool skip_special_tokens)>;
 
 }  // namespace minivllm

@@ -15,10 +15,7 @@ class Tokenizer;
 
 bool has_text(const Tokenizer& tokenizer, std::int32_t id);
 
-// decode(ids, skip_special_tokens=true) of the ids that have text.
-std::string decode_known(const Tokenizer& tokenizer, std::span<const std::int32_t> ids);
-
-// Streams of decode(ids, skip_special_tokens=true) of the ids that have text; none without a
+// Streams of decode(ids, skip_special_tokens) of the ids that have text; none without a
 // tokenizer.
 TextStreams tokenizer_text_streams(std::shared_ptr<const Tokenizer> tokenizer);
 

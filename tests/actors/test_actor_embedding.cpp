@@ -343,17 +343,24 @@ TEST_F(Embedding, ARequesterThatGoesAwayHasItsRequestsAborted) {
   expect_idle_and_whole();
 }
 
-TEST_F(Embedding, ShutdownAnswersEveryRequest) {
+// Every request is answered, and every streamed completion ends with a finished delta (the
+// server ends its streams on them).
+TEST_F(Embedding, ShutdownAnswersEveryRequestAndEndsEveryStream) {
+  auto deltas = std::make_shared<Deltas>();
+  const delta_sink sink = spawn_sink(deltas);
   caf::scoped_actor self{sys_};
   using handle = decltype(self->request(engine_, kTimeout, GenerateRequest{}, delta_sink{}));
   std::vector<handle> pending;
   for (int i = 0; i < 4; ++i)
-    pending.push_back(self->request(engine_, kTimeout, long_request("Go on and on"), delta_sink{}));
+    pending.push_back(self->request(engine_, kTimeout, long_request("Go on and on"), i % 2 ? sink : delta_sink{}));
   stats();  // the requests are in
   self->send(engine_, shutdown_atom_v);
   for (auto& p : pending)
     p.receive([&](RequestOutput& out) { EXPECT_EQ(out.outputs.at(0).finish_reason, FinishReason::abort); },
               [&](caf::error& err) { ADD_FAILURE() << error_text(sys_, err); });
+  EXPECT_TRUE(deltas->wait_finished(2));
+  std::lock_guard lock(deltas->mutex);
+  EXPECT_EQ(deltas->num_finished, 2);
 }
 
 }  // namespace

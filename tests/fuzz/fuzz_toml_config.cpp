@@ -37,6 +37,15 @@ void expect_same(const Config& a, const Config& b) {
   FUZZ_CHECK(a.scheduler.max_num_batched_tokens == b.scheduler.max_num_batched_tokens);
   FUZZ_CHECK(a.scheduler.enable_chunked_prefill == b.scheduler.enable_chunked_prefill);
   FUZZ_CHECK(a.parallel.tensor_parallel_size == b.parallel.tensor_parallel_size);
+  FUZZ_CHECK(a.server.max_body_bytes == b.server.max_body_bytes);
+  FUZZ_CHECK(a.server.max_header_bytes == b.server.max_header_bytes);
+  FUZZ_CHECK(a.server.max_headers == b.server.max_headers);
+  FUZZ_CHECK(a.server.header_timeout_s == b.server.header_timeout_s);
+  FUZZ_CHECK(a.server.max_waiting == b.server.max_waiting);
+  FUZZ_CHECK(a.server.max_n == b.server.max_n);
+  FUZZ_CHECK(a.server.max_logprobs == b.server.max_logprobs);
+  FUZZ_CHECK(a.server.max_stop == b.server.max_stop);
+  FUZZ_CHECK(a.server.max_stop_bytes == b.server.max_stop_bytes);
 }
 
 }  // namespace

@@ -50,12 +50,26 @@ struct ParallelOptions {
   std::vector<std::int64_t> devices{0};
 };
 
+// `minivllm serve`'s limits on what one client may send or ask for.
+struct ServerOptions {
+  std::int64_t max_body_bytes = 8 << 20;    // a larger body is answered 413
+  std::int64_t max_header_bytes = 16 << 10;  // the request line and headers together (431)
+  std::int64_t max_headers = 100;            // header fields (431)
+  std::int64_t header_timeout_s = 10;        // to send the whole request (headers and body)
+  std::int64_t max_waiting = 0;              // requests beyond the running ones; 0: 4 x max_num_seqs
+  std::int64_t max_n = 16;                   // completions per request
+  std::int64_t max_logprobs = 20;            // top logprobs per token
+  std::int64_t max_stop = 16;                // stop strings per request
+  std::int64_t max_stop_bytes = 256;         // bytes per stop string
+};
+
 struct Config {
   ModelOptions model;
   RuntimeOptions runtime;
   CacheOptions cache;
   SchedulerOptions scheduler;
   ParallelOptions parallel;
+  ServerOptions server;
 };
 
 // Reads `file` (empty path: defaults only), then applies `overrides` ("section.key=value", the

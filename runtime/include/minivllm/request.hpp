@@ -26,6 +26,8 @@ struct GenerateRequest {
   std::vector<std::int32_t> prompt_token_ids;
   std::vector<ChatMessage> messages;
   SamplingParams params;
+  ChatOptions chat_options;  // how `messages` are rendered
+  bool add_special_tokens = true;  // a text prompt: the tokenizer's post-processor adds its own
 };
 
 // Streamed to a request's sink as its completion `index` advances. Concatenating the `text` of

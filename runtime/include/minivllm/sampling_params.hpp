@@ -43,6 +43,7 @@ struct SamplingParams {
   bool ignore_eos = false;
   std::optional<int> logprobs;         // top-k logprobs per generated token (0: sampled only)
   std::optional<int> prompt_logprobs;  // top-k logprobs per prompt token
+  bool skip_special_tokens = true;     // leave special tokens (EOS, chat markers) out of the text
   OutputKind output_kind = OutputKind::cumulative;
 
   static constexpr int max_logprobs = 20;

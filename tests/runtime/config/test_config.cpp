@@ -62,6 +62,16 @@ max_num_batched_tokens = 4096
 enable_chunked_prefill = false
 [parallel]
 tensor_parallel_size = 1
+[server]
+max_body_bytes = 1024
+max_header_bytes = 2048
+max_headers = 10
+header_timeout_s = 3
+max_waiting = 5
+max_n = 4
+max_logprobs = 5
+max_stop = 2
+max_stop_bytes = 8
 )");
   Config c = load_config(file, {});
   EXPECT_EQ(c.model.path, dir_ / "models/tiny");  // relative to the file's folder
@@ -80,6 +90,15 @@ tensor_parallel_size = 1
   EXPECT_EQ(c.scheduler.max_num_batched_tokens, 4096);
   EXPECT_FALSE(c.scheduler.enable_chunked_prefill);
   EXPECT_EQ(c.parallel.tensor_parallel_size, 1);
+  EXPECT_EQ(c.server.max_body_bytes, 1024);
+  EXPECT_EQ(c.server.max_header_bytes, 2048);
+  EXPECT_EQ(c.server.max_headers, 10);
+  EXPECT_EQ(c.server.header_timeout_s, 3);
+  EXPECT_EQ(c.server.max_waiting, 5);
+  EXPECT_EQ(c.server.max_n, 4);
+  EXPECT_EQ(c.server.max_logprobs, 5);
+  EXPECT_EQ(c.server.max_stop, 2);
+  EXPECT_EQ(c.server.max_stop_bytes, 8);
 }
 
 TEST_F(ConfigTest, DefaultsForAbsentKeys) {
@@ -95,6 +114,15 @@ TEST_F(ConfigTest, DefaultsForAbsentKeys) {
   EXPECT_EQ(c.scheduler.max_num_seqs, 256);
   EXPECT_TRUE(c.scheduler.enable_chunked_prefill);
   EXPECT_EQ(c.parallel.tensor_parallel_size, 1);
+  EXPECT_EQ(c.server.max_body_bytes, 8 << 20);
+  EXPECT_EQ(c.server.max_header_bytes, 16 << 10);
+  EXPECT_EQ(c.server.max_headers, 100);
+  EXPECT_EQ(c.server.header_timeout_s, 10);
+  EXPECT_EQ(c.server.max_waiting, 0);
+  EXPECT_EQ(c.server.max_n, 16);
+  EXPECT_EQ(c.server.max_logprobs, 20);
+  EXPECT_EQ(c.server.max_stop, 16);
+  EXPECT_EQ(c.server.max_stop_bytes, 256);
 }
 
 TEST_F(ConfigTest, ParallelDevicesNameOneCudaDevicePerRank) {

@@ -243,7 +243,7 @@ struct BracketedText final : TextStream {
 };
 
 TextStreams bracketed_text() {
-  return [] { return std::make_unique<BracketedText>(); };
+  return [](bool) { return std::make_unique<BracketedText>(); };
 }
 
 TEST(LLMEngine, StopStringsStopAtTheRightTokenAndCutTheText) {

@@ -41,7 +41,7 @@ typename Inspector::result_type inspect(Inspector& f, SamplingParams& x) {
            x.presence_penalty, x.frequency_penalty,
            seed.present, seed.value, x.max_tokens, x.min_tokens, x.stop,
            x.include_stop_str_in_output, x.stop_token_ids, x.ignore_eos, logprobs.present,
-           logprobs.value, prompt_logprobs.present, prompt_logprobs.value, x.output_kind,
+           logprobs.value, prompt_logprobs.present, prompt_logprobs.value, x.skip_special_tokens, x.output_kind,
            caf::meta::load_callback([&]() -> caf::error {
              x.seed = seed.get();
              x.temperature = temperature.get();
@@ -56,11 +56,27 @@ typename Inspector::result_type inspect(Inspector& f, SamplingParams& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ChatContentPart& x) {
+  return f(caf::meta::type_name("minivllm::ChatContentPart"), x.type, x.text);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ChatMessage& x) {
   OptionalField reasoning(x.reasoning_content);
   return f(caf::meta::type_name("minivllm::ChatMessage"), x.role, x.content, reasoning.present,
-           reasoning.value, caf::meta::load_callback([&]() -> caf::error {
+           reasoning.value, x.content_parts, caf::meta::load_callback([&]() -> caf::error {
              x.reasoning_content = reasoning.get();
+             return caf::none;
+           }));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ChatOptions& x) {
+  OptionalField enable_thinking(x.enable_thinking);
+  return f(caf::meta::type_name("minivllm::ChatOptions"), x.add_generation_prompt,
+           enable_thinking.present, enable_thinking.value,
+           caf::meta::load_callback([&]() -> caf::error {
+             x.enable_thinking = enable_thinking.get();
              return caf::none;
            }));
 }
@@ -114,7 +130,7 @@ typename Inspector::result_type inspect(Inspector& f, RequestOutput& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, GenerateRequest& x) {
   return f(caf::meta::type_name("minivllm::GenerateRequest"), x.request_id, x.prompt,
-           x.prompt_token_ids, x.messages, x.params);
+           x.prompt_token_ids, x.messages, x.chat_options, x.add_special_tokens, x.params);
 }
 
 template <class Inspector>
@@ -173,4 +189,5 @@ CAF_BEGIN_TYPE_ID_BLOCK(minivllm_api, caf::first_custom_type_id)
   CAF_ADD_ATOM(minivllm_api, minivllm, abort_atom, "mv_abort")
   CAF_ADD_ATOM(minivllm_api, minivllm, stats_atom, "mv_stats")
   CAF_ADD_ATOM(minivllm_api, minivllm, shutdown_atom, "mv_shutdwn")
+  CAF_ADD_ATOM(minivllm_api, minivllm, tokenize_atom, "mv_tokens")
 CAF_END_TYPE_ID_BLOCK(minivllm_api)

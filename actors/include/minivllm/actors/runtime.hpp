@@ -13,7 +13,9 @@
 // (optional) gets the deltas as they come (RequestDelta: new tokens and text, whatever the
 // request's output_kind; none for output_kind final_only). A requester that goes away has its
 // requests aborted.
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <caf/fwd.hpp>
 #include <caf/replies_to.hpp>
@@ -31,6 +33,9 @@ using engine_actor = caf::typed_actor<
     // Aborts a request (its blocks are freed at the next step); false if unknown or done.
     caf::replies_to<abort_atom, std::string>::with<bool>,
     caf::replies_to<stats_atom>::with<EngineStats>,
+    // The prompt token ids the engine would run for a request (its chat format and tokenizer),
+    // or the error submitting it would give for its prompt.
+    caf::replies_to<tokenize_atom, GenerateRequest>::with<std::vector<std::int32_t>>,
     // Aborts every request (each gets its final output), then stops every actor of the runtime.
     caf::reacts_to<shutdown_atom>>;
 
@@ -54,5 +59,9 @@ engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec);
 
 // The text of an error the runtime answered with.
 std::string error_text(caf::actor_system& sys, const caf::error& err);
+
+// Whether the engine refused a request for what it asked (its fields, its prompt): the client's
+// error, not the runtime's.
+bool is_request_refused(const caf::error& err);
 
 }  // namespace minivllm

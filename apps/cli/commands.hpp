@@ -11,6 +11,7 @@ void add_checkpoint_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_tokenize_commands(CLI::App& app);
 void add_generate_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_bench_latency_command(CLI::App& bench);  // under `bench`
 

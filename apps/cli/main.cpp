@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   minivllm::cli::add_info_command(app);
   minivllm::cli::add_tokenize_commands(app);
   minivllm::cli::add_generate_command(app);
+  minivllm::cli::add_serve_command(app);
   minivllm::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);

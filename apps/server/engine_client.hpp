@@ -1,0 +1,44 @@
+#pragma once
+// The server's way to the engine actor: callbacks in, CAF messages out, so that the HTTP side
+// needs no actors of its own. Callbacks run on the actor system's threads, those of one request
+// one at a time. A handle: copies talk to the same engine; the actor system must outlive them.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <minivllm/actors/runtime.hpp>
+
+namespace minivllm::server {
+
+// Why a request got no output: the engine refused what it asks (the client's error), or failed.
+struct EngineFailure {
+  bool refused = false;
+  std::string message;
+};
+
+struct RequestCallbacks {
+  std::function<void(RequestDelta&)> delta;
+  std::function<void(RequestOutput&)> done;   // after the last delta
+  std::function<void(const EngineFailure&)> failed;
+};
+
+class EngineClient {
+ public:
+  EngineClient(caf::actor_system& sys, engine_actor engine) : sys_(&sys), engine_(std::move(engine)) {}
+
+  // Queues `request`: its deltas as it advances, then its final output (or why it failed).
+  void submit(GenerateRequest request, RequestCallbacks callbacks);
+  void abort(const std::string& request_id);
+  void stats(std::function<void(EngineStats&)> done, std::function<void(const EngineFailure&)> failed);
+  void tokenize(GenerateRequest request, std::function<void(std::vector<std::int32_t>&)> done,
+                std::function<void(const EngineFailure&)> failed);
+  // Aborts every request (each is answered), then stops the runtime's actors.
+  void shutdown();
+
+ private:
+  caf::actor_system* sys_;
+  engine_actor engine_;
+};
+
+}  // namespace minivllm::server

@@ -50,11 +50,12 @@ std::string device_name(const Config& config) {
 
 }  // namespace
 
+nlohmann::json bench_run_info() { return {{"date", utc_now()}, {"commit", commit()}}; }
+
 nlohmann::json bench_run_info(const Config& config) {
-  return {{"date", utc_now()},
-          {"device", device_name(config)},
-          {"commit", commit()},
-          {"config", to_toml(config)}};
+  nlohmann::json info = bench_run_info();
+  info.update({{"device", device_name(config)}, {"config", to_toml(config)}});
+  return info;
 }
 
 void write_bench_json(const nlohmann::json& result, const std::string& path,

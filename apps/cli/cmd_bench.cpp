@@ -4,7 +4,6 @@
 // went (the engine's step times). `bench latency` lives in cmd_bench_latency.cpp.
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +19,7 @@
 #include "cli/progress_bar.hpp"
 #include "cli/config_options.hpp"
 #include "cli/step_times_report.hpp"
+#include "cli/workload.hpp"
 
 namespace minivllm::cli {
 namespace {
@@ -29,35 +29,6 @@ struct BenchOptions {
   std::string workload;
   std::string output = "bench-throughput.json";
 };
-
-struct Workload {
-  std::string name;
-  std::vector<GenerateRequest> requests;
-  std::int64_t prompt_tokens = 0;
-};
-
-Workload read_workload(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("--workload " + path + ": cannot open");
-  try {
-    const nlohmann::json file = nlohmann::json::parse(in);
-    Workload w;
-    w.name = file.at("name").get<std::string>();
-    SamplingParams params;
-    params.temperature = file.at("temperature").get<double>();
-    params.ignore_eos = file.at("ignore_eos").get<bool>();
-    for (const nlohmann::json& r : file.at("requests")) {
-      GenerateRequest& req = w.requests.emplace_back();
-      req.prompt_token_ids = r.at("prompt_token_ids").get<std::vector<std::int32_t>>();
-      req.params = params;
-      req.params.max_tokens = r.at("max_tokens").get<int>();
-      w.prompt_tokens += static_cast<std::int64_t>(req.prompt_token_ids.size());
-    }
-    return w;
-  } catch (const nlohmann::json::exception& e) {
-    throw Error("--workload " + path + ": " + e.what());
-  }
-}
 
 void run_throughput(const BenchOptions& o) {
   Workload w = read_workload(o.workload);
@@ -126,6 +97,7 @@ void add_bench_command(CLI::App& app) {
   throughput->add_option("--output", o->output, "Where to write the result JSON")->capture_default_str();
   throughput->callback([o] { run_throughput(*o); });
   add_bench_latency_command(*bench);
+  add_bench_serve_command(*bench);
 }
 
 }  // namespace minivllm::cli

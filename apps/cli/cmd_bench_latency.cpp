@@ -27,11 +27,10 @@
 #include "cli/bench_report.hpp"
 #include "cli/commands.hpp"
 #include "cli/config_options.hpp"
+#include "cli/latency_stats.hpp"
 
 namespace minivllm::cli {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct LatencyOptions {
   ConfigOptions config;
@@ -42,14 +41,6 @@ struct LatencyOptions {
   double temperature = 0.0;
   std::uint64_t seed = 0;
   std::string output = "bench-latency.json";
-};
-
-// What the client saw of one request.
-struct RequestTimes {
-  Clock::time_point sent;
-  std::vector<Clock::time_point> tokens;  // when each token's delta arrived
-  Clock::time_point done;
-  std::string error;
 };
 
 struct LevelRun {
@@ -112,72 +103,6 @@ struct RuntimeShutdown {
   ~RuntimeShutdown() { caf::anon_send(engine, shutdown_atom_v); }
 };
 
-struct Summary {
-  std::size_t count = 0;
-  double p50 = 0, p90 = 0, p99 = 0, mean = 0;
-};
-
-// Percentiles by linear interpolation between the closest ranks.
-Summary summarise(std::vector<double> values) {
-  Summary s;
-  s.count = values.size();
-  if (values.empty()) return s;
-  std::sort(values.begin(), values.end());
-  auto at = [&](double q) {
-    const double rank = q * static_cast<double>(values.size() - 1);
-    const auto lo = static_cast<std::size_t>(rank);
-    const std::size_t hi = std::min(lo + 1, values.size() - 1);
-    return values[lo] + (rank - static_cast<double>(lo)) * (values[hi] - values[lo]);
-  };
-  s.p50 = at(0.50);
-  s.p90 = at(0.90);
-  s.p99 = at(0.99);
-  double total = 0;
-  for (double v : values) total += v;
-  s.mean = total / static_cast<double>(values.size());
-  return s;
-}
-
-nlohmann::json json_of(const Summary& s) {
-  if (s.count == 0) return nullptr;
-  return {{"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"mean", s.mean}, {"count", s.count}};
-}
-
-double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-struct LevelResult {
-  int concurrency = 0;
-  std::size_t num_requests = 0;
-  std::int64_t output_tokens = 0;
-  double seconds = 0;
-  Summary ttft, tpot, itl, e2e;  // milliseconds
-};
-
-LevelResult measure(const LevelRun& run, int concurrency) {
-  LevelResult r;
-  r.concurrency = concurrency;
-  r.num_requests = run.requests.size();
-  r.seconds = std::chrono::duration<double>(run.end - run.start).count();
-  std::vector<double> ttft, tpot, itl, e2e;
-  for (const RequestTimes& t : run.requests) {
-    if (!t.error.empty()) throw Error("a request failed: " + t.error);
-    r.output_tokens += static_cast<std::int64_t>(t.tokens.size());
-    e2e.push_back(ms(t.done - t.sent));
-    if (t.tokens.empty()) continue;
-    ttft.push_back(ms(t.tokens.front() - t.sent));
-    if (t.tokens.size() < 2) continue;
-    const auto gaps = static_cast<double>(t.tokens.size() - 1);
-    tpot.push_back(ms(t.tokens.back() - t.tokens.front()) / gaps);
-    for (std::size_t k = 1; k < t.tokens.size(); ++k)
-      itl.push_back(ms(t.tokens[k] - t.tokens[k - 1]));
-  }
-  r.ttft = summarise(std::move(ttft));
-  r.tpot = summarise(std::move(tpot));
-  r.itl = summarise(std::move(itl));
-  r.e2e = summarise(std::move(e2e));
-  return r;
-}
-
 // `count` requests of `prompt_len` random token ids each, named bench-<level>-<i>.
 std::vector<GenerateRequest> make_requests(const LatencyOptions& o, std::size_t count, int level,
                                            std::int64_t vocab_size, std::mt19937_64& rng) {
@@ -205,22 +130,15 @@ LevelRun run_level(caf::actor_system& sys, const engine_actor& engine,
   return std::move(*run);
 }
 
-void print_level(const LevelResult& r, const LatencyOptions& o) {
+void print_level(const LatencyResult& r, int concurrency, const LatencyOptions& o) {
   std::printf("concurrency %d: %zu requests (%d prompt tokens, %d output tokens each) in %.3f s, "
               "%.1f output tok/s\n",
-              r.concurrency, r.num_requests, o.prompt_len, o.max_tokens, r.seconds,
+              concurrency, r.num_requests, o.prompt_len, o.max_tokens, r.seconds,
               static_cast<double>(r.output_tokens) / r.seconds);
-  std::printf("  %-10s %10s %10s %10s %10s\n", "ms", "p50", "p90", "p99", "mean");
-  const std::pair<const char*, const Summary*> rows[] = {
-      {"TTFT", &r.ttft}, {"TPOT", &r.tpot}, {"ITL", &r.itl}, {"E2E", &r.e2e}};
-  for (const auto& [name, s] : rows) {
-    if (s->count == 0)
-      std::printf("  %-10s %10s %10s %10s %10s\n", name, "-", "-", "-", "-");
-    else
-      std::printf("  %-10s %10.3f %10.3f %10.3f %10.3f\n", name, s->p50, s->p90, s->p99, s->mean);
-  }
-  std::fflush(stdout);
+  print_latency_table(r);
 }
+
+LatencyResult measure(const LevelRun& run) { return measure(run.requests, run.start, run.end); }
 
 void check(const LatencyOptions& o) {
   if (o.concurrency.empty()) throw Error("--concurrency: give at least one level");
@@ -249,7 +167,7 @@ void run_latency(const LatencyOptions& o) {
   // One short request first: a device's first step pays for set-up that no level should.
   LatencyOptions warm_up = o;
   warm_up.max_tokens = std::min(o.max_tokens, 4);
-  measure(run_level(sys, engine, make_requests(warm_up, 1, 0, vocab_size, rng), 1), 1);
+  measure(run_level(sys, engine, make_requests(warm_up, 1, 0, vocab_size, rng), 1));
 
   nlohmann::json levels = nlohmann::json::array();
   for (int concurrency : o.concurrency) {
@@ -258,17 +176,11 @@ void run_latency(const LatencyOptions& o) {
                                   : static_cast<std::size_t>(std::max(8, concurrency * 4));
     const LevelRun run =
         run_level(sys, engine, make_requests(o, count, concurrency, vocab_size, rng), concurrency);
-    const LevelResult r = measure(run, concurrency);
-    print_level(r, o);
-    levels.push_back({{"concurrency", r.concurrency},
-                      {"num_requests", r.num_requests},
-                      {"output_tokens", r.output_tokens},
-                      {"seconds", r.seconds},
-                      {"output_tokens_per_s", static_cast<double>(r.output_tokens) / r.seconds},
-                      {"ttft_ms", json_of(r.ttft)},
-                      {"tpot_ms", json_of(r.tpot)},
-                      {"itl_ms", json_of(r.itl)},
-                      {"e2e_ms", json_of(r.e2e)}});
+    const LatencyResult r = measure(run);
+    print_level(r, concurrency, o);
+    nlohmann::json level = {{"concurrency", concurrency}};
+    level.update(latency_json(r));
+    levels.push_back(std::move(level));
   }
   nlohmann::json result = bench_run_info(config);
   result.update({{"bench", "latency"},

@@ -14,5 +14,6 @@ void add_generate_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_bench_latency_command(CLI::App& bench);  // under `bench`
+void add_bench_serve_command(CLI::App& bench);    // under `bench`
 
 }  // namespace minivllm::cli

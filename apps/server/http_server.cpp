@@ -48,7 +48,9 @@ std::string HttpRequest::header(std::string_view name) const {
   return "";
 }
 
-struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
+// Connections and handlers point to it plainly: it outlives them, as its io_context destroys
+// every pending handler (and the connections they hold) when it goes.
+struct HttpServer::Impl {
   net::io_context ioc;
   tcp::acceptor acceptor{ioc};
   net::signal_set signals{ioc};
@@ -71,8 +73,8 @@ namespace {
 // answer. Everything runs on the connection's strand.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<HttpServer::Impl> server)
-      : stream_(std::move(socket)), server_(std::move(server)) {}
+  Session(tcp::socket socket, HttpServer::Impl* server)
+      : stream_(std::move(socket)), server_(server) {}
 
   void start() { read_request(); }
 
@@ -324,7 +326,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   beast::tcp_stream stream_;
-  std::shared_ptr<HttpServer::Impl> server_;
+  HttpServer::Impl* server_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   State state_ = State::reading;
@@ -368,17 +370,16 @@ std::shared_ptr<Exchange> Session::make_exchange() {
 }  // namespace
 
 void HttpServer::Impl::accept() {
-  acceptor.async_accept(net::make_strand(ioc), [self = shared_from_this()](beast::error_code ec,
-                                                                            tcp::socket socket) {
-    if (!self->acceptor.is_open()) return;
-    if (!ec) std::make_shared<Session>(std::move(socket), self)->start();
-    self->accept();
+  acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+    if (!acceptor.is_open()) return;
+    if (!ec) std::make_shared<Session>(std::move(socket), this)->start();
+    accept();
   });
 }
 
 HttpServer::HttpServer(const std::string& host, std::uint16_t port, HttpLimits limits,
                        HttpHandler handler)
-    : impl_(std::make_shared<Impl>()) {
+    : impl_(std::make_unique<Impl>()) {
   impl_->limits = limits;
   impl_->handler = std::move(handler);
   const std::string where = host + ":" + std::to_string(port);
@@ -418,7 +419,7 @@ void HttpServer::on_signal(std::function<void(int)> handler) {
 }
 
 void HttpServer::stop_accepting() {
-  net::post(impl_->ioc, [impl = impl_] {
+  net::post(impl_->ioc, [impl = impl_.get()] {
     beast::error_code ignored;
     impl->acceptor.close(ignored);
   });

@@ -84,7 +84,7 @@ class HttpServer {
   struct Impl;  // public for the connections in http_server.cpp
 
  private:
-  std::shared_ptr<Impl> impl_;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace minivllm::server

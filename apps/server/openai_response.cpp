@@ -108,7 +108,7 @@ json chunk_choice(Api api, int index, const std::string& text, json logprobs,
   } else {
     json delta = json::object();
     if (role) delta["role"] = "assistant";
-    if (role || !text.empty()) delta["content"] = text;
+    if (role || finished == nullptr) delta["content"] = text;
     choice["delta"] = std::move(delta);
   }
   choice["logprobs"] = std::move(logprobs);

@@ -155,7 +155,9 @@ class Generation : public std::enable_shared_from_this<Generation> {
     json logprobs = nullptr;
     if (req_.logprobs)
       logprobs = logprobs_json(req_.api, *shared_->tokenizer, d.logprobs, choice.text_offset);
-    if (!text.empty() || !logprobs.is_null())
+    // A chunk per step that brought tokens, even one whose text is not settled yet (the start
+    // of a UTF-8 character): clients count chunks as tokens arriving.
+    if (!text.empty() || !d.token_ids.empty() || !logprobs.is_null())
       events += sse(chunk_json(head_, json::array({chunk_choice(req_.api, index, text, std::move(logprobs), nullptr)})));
     if (!events.empty()) exchange_->write(std::move(events));
   }
@@ -355,7 +357,7 @@ void OpenAiServer::handle(HttpRequest request, std::shared_ptr<Exchange> exchang
                     {"max_model_len", s.limits.max_model_len}};
       return send_json(*exchange, 200, {{"object", "list"}, {"data", json::array({model})}});
     }
-    if (path == "/version" && get) return send_json(*exchange, 200, {{"version", "0.1.0"}});
+    if (path == "/version" && get) return send_json(*exchange, 200, {{"version", "0.1.0"}, {"device", s.device}});
     if (path == "/metrics" && get) {
       auto shared = shared_;
       shared_->engine.stats(

@@ -21,6 +21,7 @@ namespace minivllm::server {
 struct ServerSettings {
   std::string model_name;      // what /v1/models lists and requests must name
   std::string api_key;         // "": no authentication
+  std::string device;          // what /version says it runs on: the GPU's name, or "cpu"
   RequestLimits limits;
   std::size_t max_in_flight = 0;  // prompts running or waiting; more are answered 503
 };

@@ -1,6 +1,7 @@
 #include "server/prometheus.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace minivllm::server {
 namespace {
@@ -17,9 +18,13 @@ std::string escaped(const std::string& s) {
   return out;
 }
 
+// The shortest of %.15g..%.17g that reads back as x (0.1, not 0.10000000000000001).
 std::string number(double x) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
+  for (int precision = 15; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, x);
+    if (std::strtod(buf, nullptr) == x) break;
+  }
   return buf;
 }
 

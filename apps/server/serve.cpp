@@ -11,6 +11,7 @@
 #include <minivllm/actors/runtime.hpp>
 #include <minivllm/error.hpp>
 
+#include "backend/make_ops.hpp"
 #include "checkpoint/config_json.hpp"
 #include "log/log.hpp"
 #include "server/engine_client.hpp"
@@ -73,6 +74,7 @@ int serve(const Config& config, const ServeOptions& options) {
   ServerSettings settings;
   settings.model_name = model_name(config, options);
   settings.api_key = api_key;
+  settings.device = config.runtime.backend == Backend::cuda ? cuda_device_name() : "cpu";
   const ServerOptions& s = config.server;
   const std::int64_t max_model_len = resolve_max_model_len(
       config, model_config_from(*load_config_fields(config.model.path / "config.json")));

@@ -32,10 +32,11 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
-std::string error_json(std::string_view message, std::string_view type) {
+std::string error_json(std::string_view message, int status) {
   // Plain text with no quotes or backslashes: the limits' own messages only.
-  return std::string(R"({"error": {"message": ")") + std::string(message) + R"(", "type": ")" +
-         std::string(type) + R"(", "param": null, "code": null}})";
+  return std::string(R"({"error": {"message": ")") + std::string(message) +
+         R"(", "type": "invalid_request_error", "param": null, "code": )" + std::to_string(status) +
+         "}}";
 }
 
 }  // namespace
@@ -74,7 +75,7 @@ namespace {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, HttpServer::Impl* server)
-      : stream_(std::move(socket)), server_(server) {}
+      : stream_(std::move(socket)), server_(server), deadline_(stream_.get_executor()) {}
 
   void start() { read_request(); }
 
@@ -135,17 +136,27 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->header_limit(server_->limits.max_header_bytes);
     parser_->body_limit(server_->limits.max_body_bytes);
-    stream_.expires_after(std::chrono::seconds(server_->limits.header_timeout_s));
+    // The whole request within the timeout. A timer of our own, not the stream's expiry
+    // (which closes the socket before the 408 could be sent).
+    timed_out_ = false;
+    deadline_.expires_after(std::chrono::seconds(server_->limits.header_timeout_s));
+    deadline_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec || self->state_ != State::reading) return;
+      self->timed_out_ = true;
+      beast::error_code ignored;
+      self->stream_.socket().cancel(ignored);
+    });
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&Session::on_read, shared_from_this()));
   }
 
   void on_read(beast::error_code ec, std::size_t) {
+    deadline_.cancel();
+    if (timed_out_) return refuse(408, "the request took longer than server.header_timeout_s to arrive");
     if (ec == http::error::end_of_stream || ec == net::error::eof ||
         ec == net::error::connection_reset || ec == net::error::operation_aborted) {
       return close();
     }
-    if (ec == beast::error::timeout) return refuse(408, "the request took longer than the header timeout to arrive");
     if (ec == http::error::body_limit)
       return refuse(413, "the request body is over the limit of " +
                              std::to_string(server_->limits.max_body_bytes) + " bytes");
@@ -153,7 +164,6 @@ class Session : public std::enable_shared_from_this<Session> {
       return refuse(431, "the request headers are over the limit of " +
                              std::to_string(server_->limits.max_header_bytes) + " bytes");
     if (ec) return refuse(400, "malformed HTTP request: " + ec.message());
-    stream_.expires_never();
     http::request<http::string_body> req = parser_->release();
     keep_alive_ = req.keep_alive();
     version_ = req.version();
@@ -307,7 +317,7 @@ class Session : public std::enable_shared_from_this<Session> {
     res->set(http::field::server, "minivllm");
     res->set(http::field::content_type, "application/json");
     res->keep_alive(false);
-    res->body() = error_json(message, "invalid_request_error");
+    res->body() = error_json(message, status);
     res->prepare_payload();
     server_->count(status);
     state_ = State::writing;
@@ -329,6 +339,8 @@ class Session : public std::enable_shared_from_this<Session> {
   HttpServer::Impl* server_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  net::steady_timer deadline_;
+  bool timed_out_ = false;
   State state_ = State::reading;
   bool keep_alive_ = true;
   unsigned version_ = 11;

@@ -15,7 +15,8 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build="$root/build-fuzz"
 fuzz="$root/tests/fuzz"
-targets=(tokenizer_codec tokenizer_json safetensors toml_config model_config generate_request)
+targets=(tokenizer_codec tokenizer_json safetensors toml_config model_config generate_request
+         openai_request)
 
 usage() {
   echo "usage: scripts/fuzz.sh TARGET|all SECONDS [RUNS] (targets: ${targets[*]})" >&2

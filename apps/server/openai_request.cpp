@@ -36,6 +36,8 @@ constexpr const char* kWhere = "request";
 
 // A body's fields as the request is built: one setter per field name.
 struct Fields {
+  Fields(ApiRequest& out, GenerateRequest& first, const RequestLimits& limits, const JsonReader& r)
+      : out(out), first(first), limits(limits), r(r) {}
   ApiRequest& out;
   GenerateRequest& first;  // the prompt's request (all prompts share its parameters)
   const RequestLimits& limits;

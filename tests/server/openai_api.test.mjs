@@ -316,6 +316,16 @@ describe("servers with other settings", () => {
     }
   });
 
+  test("one log line per finished request at info", async () => {
+    const s = await startServer(["--set", "runtime.log_level=\"info\""]);
+    const c = new OpenAI({baseURL: s.url + "/v1", apiKey: "x", maxRetries: 0});
+    const r = await c.completions.create({model: "tiny-qwen3", prompt: "Hello", max_tokens: 3});
+    assert.equal((await s.stop()).code, 0);
+    const lines = s.stderr().split("\n").filter((l) => l.includes(r.id + ":"));
+    assert.equal(lines.length, 1, s.stderr());
+    assert.match(lines[0], /INFO .*: finished \(length\), 1 prompt tokens \(0 cached\), 3 completion tokens, TTFT [0-9.]+ ms, e2e [0-9.]+ ms/);
+  });
+
   test("SIGTERM ends a running stream with finish_reason abort and exits 0", async () => {
     const s = await startServer();
     const c = new OpenAI({baseURL: s.url + "/v1", apiKey: "x", maxRetries: 0});

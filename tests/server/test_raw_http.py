@@ -611,6 +611,70 @@ class RawHttpTest(unittest.TestCase):
                 self.assert_openai_error(answer, 405)
                 self.assert_alive()
 
+    # --- 13 ------------------------------------------------------------------------------------
+
+    def test_13_max_num_seqs_streams_and_eight_slow_clients(self):
+        """scheduler.max_num_seqs (64 in tiny-qwen3.toml) streams at once beside 8 clients that
+        send their headers a byte every 0.4 s: every stream completes, none waits on the slow
+        ones (no gap between its chunks over 1.5 s), and each slow client gets its 408."""
+        slow_results = [None] * 8
+
+        def slow_client(i):
+            with socket.create_connection((self.host, self.port), timeout=SOCKET_TIMEOUT_S) as s:
+                started = time.monotonic()
+                for byte in http_head("GET", "/v1/models", [("X-Slow", "y" * 40)]):
+                    if not send_quietly(s, bytes([byte])) or time.monotonic() - started > 6:
+                        break
+                    time.sleep(0.4)
+                slow_results[i] = read_raw_response(s, started, 8, until_close=True)
+
+        slow = [threading.Thread(target=slow_client, args=(i,), daemon=True) for i in range(8)]
+        for t in slow:
+            t.start()
+        time.sleep(0.2)
+        body = json.dumps({"prompt": "Count with me", "max_tokens": 24, "ignore_eos": True,
+                           "stream": True}).encode()
+        streams = [{} for _ in range(64)]
+
+        def stream(i):
+            r = streams[i]
+            try:
+                conn = http.client.HTTPConnection(self.host, self.port, timeout=SOCKET_TIMEOUT_S)
+                conn.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
+                resp = conn.getresponse()
+                r["status"] = resp.status
+                last, gaps, buf, done = time.monotonic(), [], b"", False
+                while not done:
+                    chunk = resp.read1(65536)
+                    if not chunk:
+                        break
+                    now = time.monotonic()
+                    gaps.append(now - last)
+                    last = now
+                    buf += chunk
+                    done = b"data: [DONE]" in buf
+                r["done"], r["max_gap"] = done, max(gaps[1:], default=0.0)
+                conn.close()
+            except Exception as e:  # reported below
+                r["error"] = repr(e)
+
+        threads = [threading.Thread(target=stream, args=(i,), daemon=True) for i in range(64)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        for t in slow:
+            t.join(12)
+        for i, r in enumerate(streams):
+            self.assertNotIn("error", r, f"stream {i}: {r}")
+            self.assertEqual(r.get("status"), 200, f"stream {i}: {r}")
+            self.assertTrue(r.get("done"), f"stream {i} did not end with [DONE]: {r}")
+            self.assertLess(r["max_gap"], 1.5, f"stream {i} stalled: {r}")
+        for i, r in enumerate(slow_results):
+            self.assertIsNotNone(r, f"slow client {i} hung")
+            self.assert_raw_error(r, 408)
+        self.assert_alive()
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -274,7 +274,7 @@ describe("tokenize and detokenize", () => {
 });
 
 describe("servers with other settings", () => {
-  test("--api-key: 401 without it, answers with it, /health open", async () => {
+  test("--api-key (or MINIVLLM_API_KEY): 401 without it, answers with it, /health open", async () => {
     const s = await startServer(["--api-key", "sekret"]);
     try {
       const bad = new OpenAI({baseURL: s.url + "/v1", apiKey: "wrong", maxRetries: 0});
@@ -286,6 +286,14 @@ describe("servers with other settings", () => {
       assert.equal(r.choices.length, 1);
     } finally {
       assert.equal((await s.stop()).code, 0);
+    }
+    const e = await startServer([], {MINIVLLM_API_KEY: "from-env"});
+    try {
+      assert.equal((await fetch(e.url + "/v1/models")).status, 401);
+      const ok = await fetch(e.url + "/v1/models", {headers: {Authorization: "Bearer from-env"}});
+      assert.equal(ok.status, 200);
+    } finally {
+      assert.equal((await e.stop()).code, 0);
     }
   });
 

@@ -91,13 +91,14 @@ engine_actor spawn_engine(caf::actor_system& sys, const RuntimeSpec& spec, std::
   engine_impl_actor engine = sys.spawn(
       [](pointer self, std::shared_ptr<const Tokenizer> tokenizer, ChatRenderer chat,
          SamplingDefaults defaults, std::int32_t vocab, worker_actor worker,
-         EngineConfig config) -> engine_impl_actor::behavior_type {
+         EngineConfig config,
+         std::chrono::milliseconds step_timeout) -> engine_impl_actor::behavior_type {
         auto& st = self->state;
         const TextStreams text = tokenizer_text_streams(tokenizer);
         st.table = std::make_unique<RequestTable>(std::move(tokenizer), std::move(chat), text,
                                                   vocab, defaults);
         st.events.clients = &st.clients;
-        st.scheduler = spawn_scheduler(self->system(), config, text,
+        st.scheduler = spawn_scheduler(self->system(), config, step_timeout, text,
                                        caf::actor_cast<step_output_sink>(self), worker);
         self->link_to(st.scheduler);
         self->link_to(worker);
@@ -149,7 +150,7 @@ engine_actor spawn_engine(caf::actor_system& sys, const RuntimeSpec& spec, std::
         };
       },
       spec.tokenizer, spec.chat, spec.sampling_defaults, vocab_size, std::move(worker),
-      spec.engine);
+      spec.engine, spec.step_timeout);
   return engine;
 }
 

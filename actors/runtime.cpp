@@ -77,6 +77,7 @@ RuntimeSpec runtime_spec(const Config& config) {
   spec.chat = chat_renderer(family, plugins, model, config, *spec.tokenizer);
   spec.devices.assign(config.parallel.devices.begin(), config.parallel.devices.end());
   spec.log_level = config.runtime.log_level;
+  spec.step_timeout = std::chrono::seconds(config.runtime.step_timeout_s);
   spec.summary = log_format("model %s (%s), %s on the %s backend",
                             config.model.path.string().c_str(), model.architectures.front().c_str(),
                             std::string(dtype_name(config.model.dtype)).c_str(),

@@ -1,5 +1,6 @@
 #pragma once
 // Everything the runtime's actors need, prepared once (CAF-free).
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -32,6 +33,9 @@ struct RuntimeSpec {
   // minivllm::Error. The engine's KV cache has the fewest blocks any worker holds, unless
   // engine.cache.num_blocks says how many.
   std::function<LoadedRunner(int device)> make_runner;
+  // A step the workers have not answered within this long fails its requests
+  // (runtime.step_timeout_s).
+  std::chrono::milliseconds step_timeout{120'000};
   LogLevel log_level = LogLevel::info;  // runtime.log_level, set when the runtime starts
   std::string summary;                  // the model, dtype and backend, for the start-up log
 };

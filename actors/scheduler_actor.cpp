@@ -1,5 +1,8 @@
 #include "actors/scheduler_actor.hpp"
 
+#include <chrono>
+#include <string>
+
 #include <caf/all.hpp>
 
 #include <minivllm/actors/runtime.hpp>
@@ -16,6 +19,7 @@ struct SchedulerState {
   std::unique_ptr<EngineCore> core;
   step_output_sink engine;
   worker_actor worker;
+  std::chrono::milliseconds step_timeout;
 };
 
 using pointer = scheduler_actor::stateful_pointer<SchedulerState>;
@@ -31,7 +35,10 @@ void advance(pointer self) {
   auto& st = self->state;
   StepOutputs failed;
   while (std::optional<StepWork> work = st.core->next_step(failed)) {
-    self->request(st.worker, caf::infinite, std::move(*work))
+    const std::uint64_t step = work->step;
+    // Bounded: a worker that stops answering (a wedged device, a deadlocked collective) fails
+    // the step's requests instead of hanging them. Its late answer, if any, is dropped.
+    self->request(st.worker, st.step_timeout, std::move(*work))
         .then(
             [self](StepResult& result) {
               auto& st = self->state;
@@ -41,9 +48,15 @@ void advance(pointer self) {
               advance(self);
               st.core->end_turn();
             },
-            [self](caf::error& err) {
+            [self, step](caf::error& err) {
               StepOutputs out;
-              self->state.core->fail_step(error_text(self->system(), err), out);
+              self->state.core->fail_step(
+                  err == caf::sec::request_timeout
+                      ? "the worker did not answer step " + std::to_string(step) + " within " +
+                            std::to_string(self->state.step_timeout.count()) +
+                            " ms (runtime.step_timeout_s)"
+                      : error_text(self->system(), err),
+                  out);
               send_outputs(self, out);
               advance(self);  // the requests the step did not run go on
             });
@@ -54,15 +67,17 @@ void advance(pointer self) {
 }  // namespace
 
 scheduler_actor spawn_scheduler(caf::actor_system& sys, const EngineConfig& config,
-                                TextStreams text, step_output_sink engine,
-                                worker_actor worker) {
+                                std::chrono::milliseconds step_timeout, TextStreams text,
+                                step_output_sink engine, worker_actor worker) {
   return sys.spawn(
-      [](pointer self, EngineConfig config, TextStreams text, step_output_sink engine,
+      [](pointer self, EngineConfig config, std::chrono::milliseconds step_timeout,
+         TextStreams text, step_output_sink engine,
          worker_actor worker) -> scheduler_actor::behavior_type {
         auto& st = self->state;
         st.core = std::make_unique<EngineCore>(config, std::move(text));
         st.engine = std::move(engine);
         st.worker = std::move(worker);
+        st.step_timeout = step_timeout;
         return {
             [self](SeqRequest& req) -> caf::result<bool> {
               try {
@@ -99,7 +114,7 @@ scheduler_actor spawn_scheduler(caf::actor_system& sys, const EngineConfig& conf
             },
         };
       },
-      config, std::move(text), std::move(engine), std::move(worker));
+      config, step_timeout, std::move(text), std::move(engine), std::move(worker));
 }
 
 }  // namespace minivllm

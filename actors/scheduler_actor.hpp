@@ -1,15 +1,18 @@
 #pragma once
 // The scheduler actor: runs the engine core (engine/engine_core.hpp) on messages, sending its
 // steps to the worker and its outputs to the engine actor.
+#include <chrono>
+
 #include "actors/internal_messages.hpp"
 #include "engine/engine_core.hpp"
 #include "engine/stop_conditions.hpp"
 
 namespace minivllm {
 
-// `text` may be empty (no stop strings then).
+// `text` may be empty (no stop strings then). A step the worker has not answered within
+// `step_timeout` of being sent fails.
 scheduler_actor spawn_scheduler(caf::actor_system& sys, const EngineConfig& config,
-                                TextStreams text, step_output_sink engine,
-                                worker_actor worker);
+                                std::chrono::milliseconds step_timeout, TextStreams text,
+                                step_output_sink engine, worker_actor worker);
 
 }  // namespace minivllm

@@ -89,6 +89,7 @@ std::string prometheus_text(const EngineStats& stats, const std::string& model_n
   e.sample("request_success_total", std::to_string(c.finished_stop), ",finished_reason=\"stop\"");
   e.sample("request_success_total", std::to_string(c.finished_length), ",finished_reason=\"length\"");
   e.sample("request_success_total", std::to_string(c.finished_abort), ",finished_reason=\"abort\"");
+  e.sample("request_success_total", std::to_string(c.finished_error), ",finished_reason=\"error\"");
   e.histogram("time_to_first_token_seconds", "Time to the first token, in seconds.",
               c.time_to_first_token);
   e.histogram("inter_token_latency_seconds", "Time between two tokens of a completion, in seconds.",

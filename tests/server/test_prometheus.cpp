@@ -15,6 +15,7 @@ TEST(Prometheus, GaugesCountersAndHistograms) {
   s.num_free_blocks = 6;
   s.counters.prompt_tokens = 30;
   s.counters.finished_abort = 4;
+  s.counters.finished_error = 5;
   s.counters.time_to_first_token = Histogram::with_bounds({0.1, 1.0});
   s.counters.time_to_first_token.observe(0.05);
   s.counters.time_to_first_token.observe(0.5);
@@ -31,6 +32,7 @@ TEST(Prometheus, GaugesCountersAndHistograms) {
   has("# TYPE minivllm:prompt_tokens_total counter");
   has("minivllm:prompt_tokens_total{" + label + "} 30");
   has("minivllm:request_success_total{" + label + ",finished_reason=\"abort\"} 4");
+  has("minivllm:request_success_total{" + label + ",finished_reason=\"error\"} 5");
   has("# TYPE minivllm:time_to_first_token_seconds histogram");
   has("minivllm:time_to_first_token_seconds_bucket{" + label + ",le=\"0.1\"} 1");
   has("minivllm:time_to_first_token_seconds_bucket{" + label + ",le=\"1\"} 2");

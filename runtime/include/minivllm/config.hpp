@@ -29,6 +29,7 @@ struct RuntimeOptions {
   std::vector<std::filesystem::path> plugin_dirs;
   LogLevel log_level = LogLevel::info;
   bool cuda_graphs = true;  // replay pure-decode steps as CUDA graphs (cuda backend only)
+  std::int64_t step_timeout_s = 120;  // a step not answered by then fails its requests
 };
 
 struct CacheOptions {

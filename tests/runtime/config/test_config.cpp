@@ -51,6 +51,7 @@ max_model_len = 2048
 backend = "cuda"
 plugin_dirs = ["plugins", "/opt/mv"]
 log_level = "debug"
+step_timeout_s = 7
 [cache]
 block_size = 32
 num_blocks = 100
@@ -82,6 +83,7 @@ max_stop_bytes = 8
   EXPECT_EQ(c.runtime.plugin_dirs[0], dir_ / "plugins");
   EXPECT_EQ(c.runtime.plugin_dirs[1], fs::path("/opt/mv"));
   EXPECT_EQ(c.runtime.log_level, LogLevel::debug);
+  EXPECT_EQ(c.runtime.step_timeout_s, 7);
   EXPECT_EQ(c.cache.block_size, 32);
   EXPECT_EQ(c.cache.num_blocks, 100);
   EXPECT_DOUBLE_EQ(c.cache.gpu_memory_utilization, 0.5);
@@ -107,6 +109,7 @@ TEST_F(ConfigTest, DefaultsForAbsentKeys) {
   EXPECT_EQ(c.model.max_model_len, 0);
   EXPECT_EQ(c.runtime.backend, Backend::cpu);
   EXPECT_TRUE(c.runtime.plugin_dirs.empty());
+  EXPECT_EQ(c.runtime.step_timeout_s, 120);
   EXPECT_EQ(c.cache.block_size, 16);
   EXPECT_EQ(c.cache.num_blocks, 0);
   EXPECT_DOUBLE_EQ(c.cache.gpu_memory_utilization, 0.9);

@@ -185,17 +185,6 @@ const std::map<std::string, Setter>& chat_fields() {
   return table;
 }
 
-json parse_body(std::string_view body) {
-  json object;
-  try {
-    object = json::parse(body);
-  } catch (const json::exception& e) {
-    throw ApiError(400, std::string("the body is not valid JSON: ") + e.what());
-  }
-  if (!object.is_object()) throw ApiError(400, "the body must be a JSON object, got " + shown(object));
-  return object;
-}
-
 std::string known(const std::map<std::string, Setter>& table) {
   std::string out;
   for (const auto& [name, setter] : table) out += (out.empty() ? "" : ", ") + name;
@@ -264,8 +253,19 @@ std::vector<GenerateRequest> prompts(const json& p, const GenerateRequest& base,
 
 }  // namespace
 
+json parse_json_object(std::string_view body) {
+  json object;
+  try {
+    object = json::parse(body);
+  } catch (const json::exception& e) {
+    throw ApiError(400, std::string("the body is not valid JSON: ") + e.what());
+  }
+  if (!object.is_object()) throw ApiError(400, "the body must be a JSON object, got " + shown(object));
+  return object;
+}
+
 ApiRequest parse_completion_request(std::string_view body, const RequestLimits& limits) {
-  const json object = parse_body(body);
+  const json object = parse_json_object(body);
   return field_errors([&] {
     const JsonReader r(kWhere);
     ApiRequest out;
@@ -281,7 +281,7 @@ ApiRequest parse_completion_request(std::string_view body, const RequestLimits& 
 }
 
 ApiRequest parse_chat_request(std::string_view body, const RequestLimits& limits) {
-  const json object = parse_body(body);
+  const json object = parse_json_object(body);
   return field_errors([&] {
     const JsonReader r(kWhere);
     ApiRequest out;

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include <minivllm/request.hpp>
 
 namespace minivllm::server {
@@ -46,6 +48,9 @@ struct ApiRequest {
 
 // Throws ApiError (400, naming the field) for malformed JSON, an unknown or mistyped field, a
 // value out of range or over the limits. Prompt lengths are the engine's to check.
+// A body that must be a JSON object; ApiError 400 otherwise.
+nlohmann::json parse_json_object(std::string_view body);
+
 ApiRequest parse_completion_request(std::string_view body, const RequestLimits& limits);
 ApiRequest parse_chat_request(std::string_view body, const RequestLimits& limits);
 

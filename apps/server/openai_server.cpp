@@ -275,17 +275,6 @@ bool constant_time_equal(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
-json parse_object(const std::string& body) {
-  json object;
-  try {
-    object = json::parse(body);
-  } catch (const json::exception& e) {
-    throw ApiError(400, std::string("the body is not valid JSON: ") + e.what());
-  }
-  if (!object.is_object()) throw ApiError(400, "the body must be a JSON object");
-  return object;
-}
-
 void check_model(const ServerSettings& s, const std::string& model) {
   if (!model.empty() && model != s.model_name)
     throw ApiError(404, "The model `" + model + "` does not exist.", "model");
@@ -370,7 +359,7 @@ void OpenAiServer::handle(HttpRequest request, std::shared_ptr<Exchange> exchang
       return;
     }
     if (path == "/tokenize" && post) {
-      GenerateRequest g = tokenize_request(s, parse_object(request.body));
+      GenerateRequest g = tokenize_request(s, parse_json_object(request.body));
       const int max_model_len = s.limits.max_model_len;
       shared_->engine.tokenize(
           std::move(g),
@@ -384,7 +373,7 @@ void OpenAiServer::handle(HttpRequest request, std::shared_ptr<Exchange> exchang
       return;
     }
     if (path == "/detokenize" && post) {
-      const json object = parse_object(request.body);
+      const json object = parse_json_object(request.body);
       const JsonReader r("request");
       std::vector<std::int32_t> ids;
       bool has_tokens = false;

@@ -25,6 +25,7 @@ struct Client {
 // The request table's events, to the clients.
 struct ToClients final : RequestEvents {
   std::unordered_map<std::string, Client>* clients = nullptr;
+  bool device_lost = false;  // the failures are the lost device's: told as such
 
   void delta(RequestDelta&& delta) override {
     const auto it = clients->find(delta.request_id);
@@ -38,8 +39,12 @@ struct ToClients final : RequestEvents {
   void failed(const std::string& request_id, const std::string& error, bool refused) override {
     auto client = clients->extract(request_id);
     if (client.empty()) return;
-    client.mapped().promise.deliver(refused ? request_refused(error)
-                                            : runtime_error("request " + request_id + ": " + error));
+    client.mapped().promise.deliver(failure(request_id, error, refused));
+  }
+  caf::error failure(const std::string& request_id, const std::string& error, bool refused) const {
+    if (refused) return request_refused(error);
+    std::string text = "request " + request_id + ": " + error;
+    return device_lost ? device_lost_error(std::move(text)) : runtime_error(std::move(text));
   }
 };
 
@@ -145,7 +150,16 @@ engine_actor spawn_engine(caf::actor_system& sys, const RuntimeSpec& spec, std::
             },
             [self](StepOutputs& out) {
               auto& st = self->state;
+              st.events.device_lost = !out.device_lost.empty();
               st.table->apply(out, st.events);
+              if (out.device_lost.empty()) return;
+              // The requests still on their way to the scheduler end with it too; then the
+              // runtime stops, its exit reason telling linked and monitoring actors why.
+              log_line(LogLevel::error, "the runtime stops: " + out.device_lost);
+              for (auto& [id, client] : st.clients)
+                client.promise.deliver(st.events.failure(id, out.device_lost, false));
+              st.clients.clear();
+              self->quit(device_lost_error(out.device_lost));
             },
         };
       },

@@ -72,7 +72,7 @@ typename Inspector::result_type inspect(Inspector& f, PromptLogprob& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepOutputs& x) {
   return f(caf::meta::type_name("minivllm::StepOutputs"), x.admitted, x.prompt_logprobs, x.tokens,
-           x.updates);
+           x.updates, x.device_lost);
 }
 
 template <class Inspector>
@@ -101,7 +101,8 @@ typename Inspector::result_type inspect(Inspector& f, StepResult& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepFailed& x) {
-  return f(caf::meta::type_name("minivllm::StepFailed"), x.step, x.error);
+  return f(caf::meta::type_name("minivllm::StepFailed"), x.step, x.error,
+           x.device_lost);
 }
 
 }  // namespace minivllm

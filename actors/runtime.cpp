@@ -161,6 +161,11 @@ bool is_request_refused(const caf::error& err) {
          err.code() == static_cast<std::uint8_t>(RuntimeErrorCode::refused);
 }
 
+bool is_device_lost(const caf::error& err) {
+  return err.category() == runtime_error_category &&
+         err.code() == static_cast<std::uint8_t>(RuntimeErrorCode::device_lost);
+}
+
 std::string error_text(caf::actor_system& sys, const caf::error& err) {
   if (err.category() == runtime_error_category && err.context().match_elements<std::string>())
     return err.context().get_as<std::string>(0);

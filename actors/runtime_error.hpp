@@ -11,8 +11,9 @@ namespace minivllm {
 
 constexpr caf::atom_value runtime_error_category = caf::atom("minivllm");
 
-// Codes: the runtime failed (a worker, a step), or it refused a request for what it asked.
-enum class RuntimeErrorCode : std::uint8_t { failed = 1, refused = 2 };
+// Codes: the runtime failed (a worker, a step), it refused a request for what it asked, or its
+// device is lost (it can run nothing more).
+enum class RuntimeErrorCode : std::uint8_t { failed = 1, refused = 2, device_lost = 3 };
 
 inline caf::error runtime_error(std::string text) {
   return caf::error(static_cast<std::uint8_t>(RuntimeErrorCode::failed), runtime_error_category,
@@ -22,6 +23,11 @@ inline caf::error runtime_error(std::string text) {
 inline caf::error request_refused(std::string text) {
   return caf::error(static_cast<std::uint8_t>(RuntimeErrorCode::refused), runtime_error_category,
                     caf::make_message(std::move(text)));
+}
+
+inline caf::error device_lost_error(std::string text) {
+  return caf::error(static_cast<std::uint8_t>(RuntimeErrorCode::device_lost),
+                    runtime_error_category, caf::make_message(std::move(text)));
 }
 
 }  // namespace minivllm

@@ -20,6 +20,7 @@ struct SchedulerState {
   step_output_sink engine;
   worker_actor worker;
   std::chrono::milliseconds step_timeout;
+  std::string device_lost;  // not empty: the worker lost its device; nothing runs any more
 };
 
 using pointer = scheduler_actor::stateful_pointer<SchedulerState>;
@@ -42,6 +43,7 @@ void advance(pointer self) {
         .then(
             [self](StepResult& result) {
               auto& st = self->state;
+              if (!st.device_lost.empty()) return;
               StepOutputs out;
               st.core->complete(result, out);
               send_outputs(self, out);
@@ -49,11 +51,20 @@ void advance(pointer self) {
               st.core->end_turn();
             },
             [self, step](caf::error& err) {
+              auto& st = self->state;
+              if (!st.device_lost.empty()) return;  // ended with the step that lost it
               StepOutputs out;
-              self->state.core->fail_step(
+              if (is_device_lost(err)) {
+                st.device_lost = error_text(self->system(), err);
+                st.core->fail_all(st.device_lost, out);
+                out.device_lost = st.device_lost;
+                self->send(st.engine, std::move(out));
+                return;
+              }
+              st.core->fail_step(
                   err == caf::sec::request_timeout
                       ? "the worker did not answer step " + std::to_string(step) + " within " +
-                            std::to_string(self->state.step_timeout.count()) +
+                            std::to_string(st.step_timeout.count()) +
                             " ms (runtime.step_timeout_s)"
                       : error_text(self->system(), err),
                   out);
@@ -80,6 +91,8 @@ scheduler_actor spawn_scheduler(caf::actor_system& sys, const EngineConfig& conf
         st.step_timeout = step_timeout;
         return {
             [self](SeqRequest& req) -> caf::result<bool> {
+              if (!self->state.device_lost.empty())
+                return device_lost_error(self->state.device_lost);
               try {
                 self->state.core->add(req);
               } catch (const std::exception& e) {

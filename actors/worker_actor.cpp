@@ -54,6 +54,7 @@ struct WorkerFront {
   bool loaded = false;  // the runner was built
   WorkerReady ready;
   std::string load_error;  // why not
+  std::string device_lost;  // not empty: a step lost the device; every later step fails so
   std::deque<caf::typed_response_promise<StepResult>> steps;
   std::unique_ptr<JobThread<WorkerState>> thread;
 
@@ -112,6 +113,8 @@ worker_actor spawn_worker(caf::actor_system& sys,
             },
             [self](StepWork& work) -> caf::result<StepResult> {
               if (!self->state.loaded) return runtime_error(self->state.load_error);
+              if (!self->state.device_lost.empty())
+                return device_lost_error(self->state.device_lost);
               self->state.steps.push_back(self->make_response_promise<StepResult>());
               self->state.thread->post([to = self->address(), work = std::move(work)](
                                            WorkerState& st) mutable {
@@ -121,7 +124,13 @@ worker_actor spawn_worker(caf::actor_system& sys,
               return self->state.steps.back();
             },
             [self](StepResult& result) { self->state.answer_oldest(std::move(result)); },
-            [self](StepFailed& failed) { self->state.answer_oldest(runtime_error(failed.error)); },
+            [self](StepFailed& failed) {
+              auto& st = self->state;
+              if (failed.device_lost && st.device_lost.empty()) st.device_lost = failed.error;
+              // Once lost, the steps queued behind the one that lost it fail for the same reason.
+              st.answer_oldest(st.device_lost.empty() ? runtime_error(failed.error)
+                                                      : device_lost_error(st.device_lost));
+            },
         };
       },
       std::move(front));

@@ -14,7 +14,6 @@ namespace {
 struct ServeCommand {
   ConfigOptions config;
   server::ServeOptions options;
-  int exit_code = 0;
 };
 
 }  // namespace
@@ -34,7 +33,12 @@ void add_serve_command(CLI::App& app) {
                     "(default: $MINIVLLM_API_KEY, else none)");
   serve->add_option("--served-model-name", cmd->options.served_model_name,
                     "The model's name in the API (default: the model folder's name)");
-  serve->callback([cmd] { cmd->exit_code = server::serve(cmd->config.load(), cmd->options); });
+  // A non-zero status (the engine stopped on its own) leaves main through CLI11's silent
+  // RuntimeError: the server has logged why.
+  serve->callback([cmd] {
+    if (const int status = server::serve(cmd->config.load(), cmd->options); status != 0)
+      throw CLI::RuntimeError(status);
+  });
 }
 
 }  // namespace minivllm::cli

@@ -1,12 +1,27 @@
 #include "server/engine_client.hpp"
 
+#include <mutex>
+
 #include <caf/all.hpp>
 
 namespace minivllm::server {
+
+// Why the device was lost, once an answer said so.
+struct LostDevice {
+  std::mutex mutex;
+  std::string reason;
+};
+
 namespace {
 
-EngineFailure failure_of(caf::actor_system& sys, const caf::error& err) {
-  return {is_request_refused(err), error_text(sys, err)};
+// The failure handed to a callback; a lost device is noted first.
+EngineFailure failure_of(caf::actor_system& sys, LostDevice& lost, const caf::error& err) {
+  EngineFailure f{is_request_refused(err), is_device_lost(err), error_text(sys, err)};
+  if (f.device_lost) {
+    std::lock_guard lock(lost.mutex);
+    if (lost.reason.empty()) lost.reason = f.message;
+  }
+  return f;
 }
 
 // One request: its sink and its requester. The final output may overtake the request's last
@@ -29,7 +44,8 @@ void deliver_if_complete(request_actor self) {
 
 delta_sink::behavior_type run_request(request_actor self, engine_actor engine,
                                       GenerateRequest request,
-                                      std::shared_ptr<RequestCallbacks> callbacks) {
+                                      std::shared_ptr<RequestCallbacks> callbacks,
+                                      std::shared_ptr<LostDevice> lost) {
   self->state.callbacks = std::move(*callbacks);
   self->request(engine, caf::infinite, std::move(request), caf::actor_cast<delta_sink>(self))
       .then(
@@ -37,8 +53,8 @@ delta_sink::behavior_type run_request(request_actor self, engine_actor engine,
             self->state.output = std::move(out);
             deliver_if_complete(self);
           },
-          [self](caf::error& err) {
-            self->state.callbacks.failed(failure_of(self->system(), err));
+          [self, lost](caf::error& err) {
+            self->state.callbacks.failed(failure_of(self->system(), *lost, err));
             self->quit();
           });
   return {[self](RequestDelta& d) {
@@ -54,10 +70,18 @@ delta_sink::behavior_type run_request(request_actor self, engine_actor engine,
 
 }  // namespace
 
+EngineClient::EngineClient(caf::actor_system& sys, engine_actor engine)
+    : sys_(&sys), engine_(std::move(engine)), lost_(std::make_shared<LostDevice>()) {}
+
+std::string EngineClient::device_lost() const {
+  std::lock_guard lock(lost_->mutex);
+  return lost_->reason;
+}
+
 void EngineClient::submit(GenerateRequest request, RequestCallbacks callbacks) {
   // Spawn arguments, not captures: CAF 0.17 spawns a function without arguments differently.
   sys_->spawn(run_request, engine_, std::move(request),
-                   std::make_shared<RequestCallbacks>(std::move(callbacks)));
+              std::make_shared<RequestCallbacks>(std::move(callbacks)), lost_);
 }
 
 void EngineClient::abort(const std::string& request_id) {
@@ -73,12 +97,15 @@ void EngineClient::stats(std::function<void(EngineStats&)> done,
                          std::function<void(const EngineFailure&)> failed) {
   sys_->spawn(
       [](caf::event_based_actor* self, engine_actor engine,
-         std::function<void(EngineStats&)> done, std::function<void(const EngineFailure&)> failed) {
+         std::function<void(EngineStats&)> done, std::function<void(const EngineFailure&)> failed,
+         std::shared_ptr<LostDevice> lost) {
         self->request(engine, caf::infinite, stats_atom_v)
             .then([done](EngineStats& s) { done(s); },
-                  [self, failed](caf::error& err) { failed(failure_of(self->system(), err)); });
+                  [self, failed, lost](caf::error& err) {
+                    failed(failure_of(self->system(), *lost, err));
+                  });
       },
-      engine_, std::move(done), std::move(failed));
+      engine_, std::move(done), std::move(failed), lost_);
 }
 
 void EngineClient::tokenize(GenerateRequest request,
@@ -87,12 +114,14 @@ void EngineClient::tokenize(GenerateRequest request,
   sys_->spawn(
       [](caf::event_based_actor* self, engine_actor engine, GenerateRequest request,
          std::function<void(std::vector<std::int32_t>&)> done,
-         std::function<void(const EngineFailure&)> failed) {
+         std::function<void(const EngineFailure&)> failed, std::shared_ptr<LostDevice> lost) {
         self->request(engine, caf::infinite, tokenize_atom_v, std::move(request))
             .then([done](std::vector<std::int32_t>& ids) { done(ids); },
-                  [self, failed](caf::error& err) { failed(failure_of(self->system(), err)); });
+                  [self, failed, lost](caf::error& err) {
+                    failed(failure_of(self->system(), *lost, err));
+                  });
       },
-      engine_, std::move(request), std::move(done), std::move(failed));
+      engine_, std::move(request), std::move(done), std::move(failed), lost_);
 }
 
 void EngineClient::shutdown() { caf::anon_send(engine_, shutdown_atom_v); }

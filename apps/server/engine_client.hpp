@@ -14,6 +14,7 @@ namespace minivllm::server {
 // Why a request got no output: the engine refused what it asks (the client's error), or failed.
 struct EngineFailure {
   bool refused = false;
+  bool device_lost = false;  // the engine can run nothing more and has stopped
   std::string message;
 };
 
@@ -23,9 +24,11 @@ struct RequestCallbacks {
   std::function<void(const EngineFailure&)> failed;
 };
 
+struct LostDevice;  // engine_client.cpp
+
 class EngineClient {
  public:
-  EngineClient(caf::actor_system& sys, engine_actor engine) : sys_(&sys), engine_(std::move(engine)) {}
+  EngineClient(caf::actor_system& sys, engine_actor engine);
 
   // Queues `request`: its deltas as it advances, then its final output (or why it failed).
   void submit(GenerateRequest request, RequestCallbacks callbacks);
@@ -35,10 +38,13 @@ class EngineClient {
                 std::function<void(const EngineFailure&)> failed);
   // Aborts every request (each is answered), then stops the runtime's actors.
   void shutdown();
+  // Not empty once an answer said the device is lost (the engine stopped): why.
+  std::string device_lost() const;
 
  private:
   caf::actor_system* sys_;
   engine_actor engine_;
+  std::shared_ptr<LostDevice> lost_;  // shared by the copies, written on the callbacks' threads
 };
 
 }  // namespace minivllm::server

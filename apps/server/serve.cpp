@@ -54,13 +54,17 @@ int serve(const Config& config, const ServeOptions& options) {
                     exchange->respond({503, "application/json", error_body(e), {}});
                   });
   std::thread io([&http] { http.run(kHttpThreads); });
+  // Stops the HTTP threads before the actor system goes: a thread that called into CAF holds a
+  // reference to the system's logger, which the system's destructor waits for.
   struct Joiner {
     HttpServer& http;
     std::thread& io;
-    ~Joiner() {
+    void stop() {
+      if (!io.joinable()) return;
       http.stop();
       io.join();
     }
+    ~Joiner() { stop(); }
   } joiner{http, io};
 
   caf::actor_system_config cfg;
@@ -90,9 +94,20 @@ int serve(const Config& config, const ServeOptions& options) {
   http.on_signal([&](int signal) { signalled = signal; });
   std::printf("listening on http://%s:%u\n", options.host.c_str(), static_cast<unsigned>(http.port()));
   std::fflush(stdout);
-  while (signalled == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // The engine stops on its own only when it can run nothing more (a lost device, which every
+  // request then is answered with): the server stops too, with an error, for a supervisor to
+  // restart the process.
+  std::string engine_stopped;
+  while (signalled == 0 && engine_stopped.empty()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    engine_stopped = client.device_lost();
+  }
 
-  log_line(LogLevel::info, log_format("signal %d: aborting every request, then stopping", signalled.load()));
+  if (engine_stopped.empty()) {
+    log_line(LogLevel::info, log_format("signal %d: aborting every request, then stopping", signalled.load()));
+  } else {
+    log_line(LogLevel::error, "the engine stopped (" + engine_stopped + "): the server exits");
+  }
   http.stop_accepting();
   client.shutdown();
   const auto deadline = std::chrono::steady_clock::now() + kDrainTimeout;
@@ -101,7 +116,8 @@ int serve(const Config& config, const ServeOptions& options) {
   // Give the last chunks a moment on the wire before the connections close.
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::atomic_store(&api, std::shared_ptr<OpenAiServer>());
-  return 0;
+  joiner.stop();
+  return engine_stopped.empty() ? 0 : 1;
 }
 
 }  // namespace minivllm::server

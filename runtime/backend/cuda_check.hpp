@@ -1,6 +1,7 @@
 #pragma once
 // Error checking for CUDA runtime and cuBLAS calls: a failure throws minivllm::Error naming the
-// call and where it was made, so a GPU fault points at its op instead of a later sync.
+// call and where it was made, so a GPU fault points at its op instead of a later sync. An error
+// that poisons the context throws minivllm::DeviceLost instead.
 #include <string>
 
 #include <cublas_v2.h>
@@ -10,18 +11,46 @@
 
 namespace minivllm::cuda {
 
-inline void check(cudaError_t status, const char* call, const char* file, int line) {
-  if (status != cudaSuccess)
-    throw Error(std::string("CUDA error ") + cudaGetErrorName(status) + " (" +
-                cudaGetErrorString(status) + ") in " + call + " at " + file + ":" +
-                std::to_string(line));
+// The errors after which every later call in the process fails the same way (CUDA's runtime API
+// documentation of each: "the process must be terminated and relaunched").
+inline bool poisons_context(cudaError_t status) {
+  switch (status) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorECCUncorrectable:
+      return true;
+    default:
+      return false;
+  }
 }
 
+[[noreturn]] inline void fail(const std::string& what, bool context_lost) {
+  if (context_lost) throw DeviceLost(what + "; the CUDA context is lost");
+  throw Error(what);
+}
+
+inline void check(cudaError_t status, const char* call, const char* file, int line) {
+  if (status != cudaSuccess)
+    fail(std::string("CUDA error ") + cudaGetErrorName(status) + " (" +
+             cudaGetErrorString(status) + ") in " + call + " at " + file + ":" +
+             std::to_string(line),
+         poisons_context(status));
+}
+
+// cuBLAS reports a poisoned context as its own failure; the runtime's last error tells.
 inline void check(cublasStatus_t status, const char* call, const char* file, int line) {
   if (status != CUBLAS_STATUS_SUCCESS)
-    throw Error(std::string("cuBLAS error ") + cublasGetStatusName(status) + " (" +
-                cublasGetStatusString(status) + ") in " + call + " at " + file + ":" +
-                std::to_string(line));
+    fail(std::string("cuBLAS error ") + cublasGetStatusName(status) + " (" +
+             cublasGetStatusString(status) + ") in " + call + " at " + file + ":" +
+             std::to_string(line),
+         poisons_context(cudaPeekAtLastError()));
 }
 
 }  // namespace minivllm::cuda

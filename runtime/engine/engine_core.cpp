@@ -531,7 +531,7 @@ void EngineCore::end_turn() {
 void EngineCore::fail_step(const std::string& error, StepOutputs& out) {
   State& st = *st_;
   if (st.in_flight.empty()) {
-    fail_all(st, error, out);
+    minivllm::fail_all(st, error, out);
     return;
   }
   // The requests with a sequence in the step end with its error; the others go on. (A step
@@ -548,6 +548,12 @@ void EngineCore::fail_step(const std::string& error, StepOutputs& out) {
     st.pending_aborts.clear();
   }
   flush_admitted(st, out);
+}
+
+void EngineCore::fail_all(const std::string& error, StepOutputs& out) {
+  State& st = *st_;
+  while (!st.in_flight.empty()) step_returned(st);
+  minivllm::fail_all(st, error, out);
 }
 
 bool EngineCore::has_unfinished() const { return st_->scheduler->has_unfinished(); }

@@ -52,6 +52,9 @@ class EngineCore {
   void end_turn();
   // The oldest step at the worker failed: the requests it ran end with `error`.
   void fail_step(const std::string& error, StepOutputs& out);
+  // The worker can run nothing more: the steps at it are dropped and every request ends with
+  // `error`.
+  void fail_all(const std::string& error, StepOutputs& out);
 
   bool has_unfinished() const;
   bool step_running() const;

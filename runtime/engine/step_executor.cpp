@@ -129,6 +129,10 @@ bool can_feed(const WorkerState& st, const StepWork& work) {
   return true;
 }
 
+StepFailed step_failed(std::uint64_t step, const std::exception& e) {
+  return {step, std::string("worker: ") + e.what(), dynamic_cast<const DeviceLost*>(&e) != nullptr};
+}
+
 // Collects the queued step's tokens (waiting for them) and answers it.
 void answer_queued(WorkerState& st) {
   QueuedStep q = std::move(*st.queued);
@@ -140,7 +144,7 @@ void answer_queued(WorkerState& st) {
         st.last_step_end ? std::max(q.queued_at, *st.last_step_end) : q.queued_at;
     answer(st, q.work, q.seqs, sampled, start);
   } catch (const std::exception& e) {
-    st.answers->failed(StepFailed{q.work.step, std::string("worker: ") + e.what()});
+    st.answers->failed(step_failed(q.work.step, e));
   }
 }
 
@@ -282,7 +286,7 @@ void StepExecutor::run(StepWork& work, StepAnswers& answers) {
   } catch (const std::exception& e) {
     // Answers go in step order: a step queued before this one goes first.
     if (st.queued) answer_queued(st);
-    answers.failed(StepFailed{step, std::string("worker: ") + e.what()});
+    answers.failed(step_failed(step, e));
   }
 }
 

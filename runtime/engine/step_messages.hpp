@@ -67,6 +67,9 @@ struct StepOutputs {
   std::vector<SeqPromptLogprobs> prompt_logprobs;
   std::vector<SeqToken> tokens;
   std::vector<SeqUpdate> updates;
+  // Not empty: the device is lost (every request ended with it in `updates`); the engine answers
+  // what is left with it and stops.
+  std::string device_lost;
 };
 
 // scheduler -> worker: a sequence the worker samples for from now on.
@@ -129,6 +132,7 @@ struct StepResult {
 struct StepFailed {
   std::uint64_t step = 0;
   std::string error;
+  bool device_lost = false;  // minivllm::DeviceLost: no later step can run either
 };
 
 }  // namespace minivllm

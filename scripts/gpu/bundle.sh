@@ -11,11 +11,12 @@ ninja -C build
 rm -rf .gpu
 mkdir -p .gpu/data
 # Every GPU test (test_cuda_*), GPU benchmark (gpu_*), the launcher, the CPU side of a decode
-# step (actor_step_bench, measured on the GPU machine's host), and the plugins.
+# step (actor_step_bench, measured on the GPU machine's host), the plugins and the fault hook's
+# test-only model family (tests/faults, for scripts/gpu/run_faults.sh).
 mapfile -t programs < <(find build/tests build/benchmarks -type f -perm -u+x \
                         \( -name 'test_cuda_*' -o -name 'gpu_*' \); \
                         printf "%s\n" build/minivllm build/benchmarks/actor_step_bench;
-                        find build/plugins -name '*.so')
+                        find build/plugins build/tests/faults -name '*.so')
 "$tool" .gpu/bundle "${programs[@]}"
 # The programs travel xz-compressed too (~70 MB stripped, over the device call's 64 MiB; ~11 MB
 # compressed); scripts/gpu/prepare.sh unpacks them on the GPU machine.

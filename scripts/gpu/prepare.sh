@@ -16,3 +16,4 @@ make_model tiny-llama3 llama3
 export MINIVLLM_TEST_DATA="$PWD/tests/data" MINIVLLM_DATA="$PWD/data"
 export MINIVLLM_COMMIT=$(cat .gpu/commit 2>/dev/null)
 export MINIVLLM_BIN="$PWD/.gpu/bundle/bin/minivllm" MINIVLLM_PLUGIN_DIR="$PWD/.gpu/bundle/bin"
+export MINIVLLM_FAULT_PLUGIN_DIR="$MINIVLLM_PLUGIN_DIR"

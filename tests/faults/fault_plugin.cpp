@@ -4,7 +4,15 @@
 //   "fault_throw_token_id": T   a step whose batch holds token T throws (as a failing kernel
 //                               launch or a bad tensor would), every step it is in;
 //   "fault_hang_token_id": H,   a step whose batch holds token H stops answering for
-//   "fault_hang_seconds": S     S seconds (a wedged device or a deadlocked collective).
+//   "fault_hang_seconds": S     S seconds (a wedged device or a deadlocked collective);
+//   "fault_device_lost_token_id": L   a step with token L throws minivllm::DeviceLost, as the
+//                               CUDA backend does once an error poisoned its context;
+//   "fault_cuda_error_token_id": C    on the CUDA backend, a step with token C launches a
+//                               kernel with an invalid configuration (an error that leaves the
+//                               context usable), checked as the backend checks its launches;
+//   "fault_cuda_illegal_address_token_id": A   on the CUDA backend, a step with token A runs a
+//                               kernel that writes through a null pointer (the context is lost),
+//                               then the model's own ops, whose checks meet the error.
 // The triggers are prompt tokens, so a test picks exactly which requests meet the fault.
 #include <chrono>
 #include <cstdint>
@@ -18,6 +26,8 @@
 #include <minivllm/layers.hpp>
 #include <minivllm/model.hpp>
 
+#include "cuda_faults.hpp"
+
 namespace minivllm {
 namespace {
 
@@ -29,10 +39,17 @@ struct FaultCues {
   std::int64_t throw_token_id = -1;  // -1: none
   std::int64_t hang_token_id = -1;
   double hang_seconds = 0;
+  std::int64_t device_lost_token_id = -1;
+  std::int64_t cuda_error_token_id = -1;
+  std::int64_t cuda_illegal_address_token_id = -1;
 
   static FaultCues of(const ConfigFields& fields) {
-    return {fields.integer("fault_throw_token_id", -1), fields.integer("fault_hang_token_id", -1),
-            fields.number("fault_hang_seconds", 0)};
+    return {fields.integer("fault_throw_token_id", -1),
+            fields.integer("fault_hang_token_id", -1),
+            fields.number("fault_hang_seconds", 0),
+            fields.integer("fault_device_lost_token_id", -1),
+            fields.integer("fault_cuda_error_token_id", -1),
+            fields.integer("fault_cuda_illegal_address_token_id", -1)};
   }
 };
 
@@ -47,6 +64,14 @@ class FaultInjectingModel final : public Model {
     for (std::int32_t id : batch.token_ids) {
       if (id == cues_.throw_token_id)
         throw Error("injected fault: a step with token " + std::to_string(id) + " threw");
+      if (id == cues_.device_lost_token_id)
+        throw DeviceLost("injected fault: a step with token " + std::to_string(id) +
+                         " lost the device");
+      if (id == cues_.cuda_error_token_id) launch_with_invalid_configuration();
+      if (id == cues_.cuda_illegal_address_token_id) {
+        write_through_null_pointer();
+        break;
+      }
       if (id == cues_.hang_token_id) {
         std::this_thread::sleep_for(std::chrono::duration<double>(cues_.hang_seconds));
         break;

@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include "backend/cuda_ops.hpp"
+#include <minivllm/error.hpp>
+
 #include "fault_model.hpp"
 
 namespace minivllm {

@@ -32,7 +32,7 @@ export async function startServer(extra = [], env = {}) {
   });
   const exited = new Promise((resolve) => proc.on("exit", (code, signal) => resolve({code, signal})));
   return {
-    url, proc,
+    url, proc, exited,
     stderr: () => stderr,
     // SIGTERM; resolves with the exit code.
     async stop() {

@@ -64,4 +64,9 @@ std::string error_text(caf::actor_system& sys, const caf::error& err);
 // error, not the runtime's.
 bool is_request_refused(const caf::error& err);
 
+// Whether the runtime failed because its device is lost (minivllm::DeviceLost: a CUDA error that
+// poisoned the context). The engine then answers every request with such an error and stops;
+// only a new process can use the device again.
+bool is_device_lost(const caf::error& err);
+
 }  // namespace minivllm

@@ -4,7 +4,8 @@
 namespace minivllm {
 
 // Launches a kernel with more threads a block than any device has and checks the launch as the
-// backend checks its own: throws minivllm::Error; the context stays usable.
+// backend checks its own: throws minivllm::Error (cudaErrorInvalidValue on CUDA 13); the
+// context stays usable.
 void launch_with_invalid_configuration();
 
 // Runs a kernel that writes through a null pointer and waits for it, unchecked: the context is

@@ -8,7 +8,7 @@
 //   "fault_device_lost_token_id": L   a step with token L throws minivllm::DeviceLost, as the
 //                               CUDA backend does once an error poisoned its context;
 //   "fault_cuda_error_token_id": C    on the CUDA backend, a step with token C launches a
-//                               kernel with an invalid configuration (an error that leaves the
+//                               kernel with too many threads a block (an error that leaves the
 //                               context usable), checked as the backend checks its launches;
 //   "fault_cuda_illegal_address_token_id": A   on the CUDA backend, a step with token A runs a
 //                               kernel that writes through a null pointer (the context is lost),

@@ -40,10 +40,10 @@ std::int64_t cache_blocks(const Config& config, const LoadedModel& model) {
 
 class LoadedModelRunner final : public ModelRunner {
  public:
-  LoadedModelRunner(const Config& config, int device)
+  LoadedModelRunner(const Config& config, int device, const TensorParallelGroup* group, int rank)
       : plugins_(PluginRegistry::load(config.runtime.plugin_dirs)),
-        ops_(make_ops(config, device)),
-        model_(load_model(plugins_, config.model.path, *ops_)),
+        ops_(make_ops(config, device, group, rank)),
+        model_(load_model(plugins_, config.model.path, *ops_, rank, group ? group->ranks : 1)),
         num_blocks_(cache_blocks(config, model_)),
         runner_(*model_.model, *ops_,
                 allocate_kv_cache(*ops_, model_.model->kv_cache_spec(), num_blocks_,
@@ -88,10 +88,11 @@ class LoadedModelRunner final : public ModelRunner {
 
 }  // namespace
 
-LoadedRunner load_model_runner(const Config& config, int device) {
+LoadedRunner load_model_runner(const Config& config, int device, const TensorParallelGroup* group,
+                               int rank) {
   if (config.runtime.backend == Backend::cpu && config.cache.num_blocks <= 0)
     throw Error("cache.num_blocks must be set (> 0) for the cpu backend");
-  auto runner = std::make_unique<LoadedModelRunner>(config, device);
+  auto runner = std::make_unique<LoadedModelRunner>(config, device, group, rank);
   const std::int64_t num_blocks = runner->num_blocks();
   return {std::move(runner), num_blocks};
 }

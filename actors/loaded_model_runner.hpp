@@ -10,13 +10,17 @@
 #include "actors/runtime_spec.hpp"
 
 #include <minivllm/config.hpp>
+#include "backend/tensor_parallel_group.hpp"
 #include "engine/model_runner.hpp"
 
 namespace minivllm {
 
 // Throws minivllm::Error (bad plugin dir, model, backend not built, no such device, cache does
 // not fit or, on the cpu backend, size not given). `device`: the CUDA device (0 on the cpu).
-LoadedRunner load_model_runner(const Config& config, int device = 0);
+// With `group`, rank `rank` of its tensor-parallel ranks: this rank's shard of the weights and
+// its KV heads.
+LoadedRunner load_model_runner(const Config& config, int device = 0,
+                               const TensorParallelGroup* group = nullptr, int rank = 0);
 
 // The checks load_model_runner makes of the model folder (a plugin for its architecture, every
 // tensor's name, dtype and shape), by loading it on the CPU backend without a KV cache; throws

@@ -15,6 +15,7 @@
 #include "actors/usable_cores.hpp"
 #include "actors/worker_actor.hpp"
 #include "actors/worker_group.hpp"
+#include "backend/make_ops.hpp"
 #include "checkpoint/config_json.hpp"
 #include "engine/generation_config.hpp"
 #include "log/log.hpp"
@@ -75,14 +76,21 @@ RuntimeSpec runtime_spec(const Config& config) {
     spec.engine.eos_token_ids.push_back(static_cast<std::int32_t>(id));
   spec.tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_directory(config.model.path));
   spec.chat = chat_renderer(family, plugins, model, config, *spec.tokenizer);
-  spec.devices.assign(config.parallel.devices.begin(), config.parallel.devices.end());
+  if (config.runtime.backend == Backend::cpu)  // every rank a thread on the host
+    spec.devices.assign(static_cast<std::size_t>(config.parallel.tensor_parallel_size), 0);
+  else
+    spec.devices.assign(config.parallel.devices.begin(), config.parallel.devices.end());
   spec.log_level = config.runtime.log_level;
   spec.step_timeout = std::chrono::seconds(config.runtime.step_timeout_s);
   spec.summary = log_format("model %s (%s), %s on the %s backend",
                             config.model.path.string().c_str(), model.architectures.front().c_str(),
                             std::string(dtype_name(config.model.dtype)).c_str(),
                             std::string(backend_name(config.runtime.backend)).c_str());
-  spec.make_runner = [config](int device) { return load_model_runner(config, device); };
+  if (config.parallel.tensor_parallel_size > 1)
+    spec.make_group = [config] { return make_tensor_parallel_group(config); };
+  spec.make_runner = [config](const WorkerPlace& place) {
+    return load_model_runner(config, place.device, place.group.get(), place.rank);
+  };
   return spec;
 }
 
@@ -122,10 +130,14 @@ engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec) {
   set_log_level(spec.log_level);
   log_line(LogLevel::info, "loading " + spec.summary);
   if (spec.devices.empty()) throw Error("the runtime needs at least one device");
+  std::shared_ptr<const TensorParallelGroup> group;
+  if (spec.make_group) group = std::make_shared<const TensorParallelGroup>(spec.make_group());
   std::vector<worker_actor> workers;
-  for (int device : spec.devices)
-    workers.push_back(spawn_worker(sys, [make = spec.make_runner, device] { return make(device); },
+  for (std::size_t rank = 0; rank < spec.devices.size(); ++rank) {
+    const WorkerPlace place{spec.devices[rank], static_cast<int>(rank), group};
+    workers.push_back(spawn_worker(sys, [make = spec.make_runner, place] { return make(place); },
                                    spec.engine.eos_token_ids));
+  }
   worker_actor worker = spawn_worker_group(sys, workers, spec.devices);
   caf::scoped_actor self{sys};
   WorkerReady ready;

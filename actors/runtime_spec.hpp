@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <minivllm/config.hpp>
+#include "backend/tensor_parallel_group.hpp"
 #include "engine/engine_core.hpp"
 #include <minivllm/request.hpp>
 #include "engine/model_runner.hpp"
@@ -22,17 +23,27 @@ struct LoadedRunner {
   std::int64_t num_blocks = 0;  // sized from device memory when the config says 0
 };
 
+// Where one worker runs: its device and its rank in the tensor-parallel group.
+struct WorkerPlace {
+  int device = 0;
+  int rank = 0;
+  std::shared_ptr<const TensorParallelGroup> group;  // null: a group of one
+};
+
 struct RuntimeSpec {
   EngineConfig engine;
   std::shared_ptr<const Tokenizer> tokenizer;  // null: token-id prompts only, no text
   ChatRenderer chat;  // empty: no chat messages (the model family's format for the tokenizer)
   SamplingDefaults sampling_defaults;  // for the fields a request leaves unset
-  // One worker per entry, each on its device (parallel.devices).
+  // One worker per entry, each on its device (parallel.devices): rank i on devices[i].
   std::vector<int> devices{0};
-  // Builds a worker's model runner for its device; runs on that worker's own thread. Throws
+  // With more than one device: the group its ranks share, made once per start (empty: the
+  // workers are not a tensor-parallel group, each runs the whole model).
+  std::function<TensorParallelGroup()> make_group;
+  // Builds a worker's model runner for its place; runs on that worker's own thread. Throws
   // minivllm::Error. The engine's KV cache has the fewest blocks any worker holds, unless
   // engine.cache.num_blocks says how many.
-  std::function<LoadedRunner(int device)> make_runner;
+  std::function<LoadedRunner(const WorkerPlace& place)> make_runner;
   // A step the workers have not answered within this long fails its requests
   // (runtime.step_timeout_s).
   std::chrono::milliseconds step_timeout{120'000};

@@ -1,10 +1,11 @@
 #pragma once
 // The workers of one engine behind one actor with the worker's protocol: the scheduler sends it
-// each step, it fans the step out to every worker (one per device) and gathers their answers.
-// Ready: the workers' vocabulary (they must agree) and the fewest KV-cache blocks any holds, which
-// sizes the engine's cache. A step: every worker's result, which must agree token for token
-// (each runs the same batch with the same seeds); the first worker's goes back. Any worker's
-// failure fails the step, naming the worker.
+// each step, it fans the step out to every worker (one per device: the ranks of a
+// tensor-parallel group) and gathers their answers. Ready: the workers' vocabulary (they must
+// agree) and the fewest KV-cache blocks any holds, which sizes the engine's cache (each rank
+// caches its own KV heads of the same blocks). A step: every worker's result, which must agree
+// token for token (each rank samples the same gathered logits with the same seeds); the first
+// worker's goes back. Any worker's failure fails the step, naming the worker.
 #include <vector>
 
 #include "actors/internal_messages.hpp"

@@ -162,7 +162,7 @@ Run run(const Settings& set, int max_tokens, bool measure_idle = false) {
   const int blocks = 2 * set.num_seqs * ((max_len + set.block_size - 1) / set.block_size);
   spec.engine.scheduler = {set.num_seqs, 8192, max_len, true};
   spec.engine.cache = {set.block_size, blocks, true};
-  spec.make_runner = [t = set.device_time, e = set.evict_bytes, blocks](int) {
+  spec.make_runner = [t = set.device_time, e = set.evict_bytes, blocks](const WorkerPlace&) {
     return LoadedRunner{std::make_unique<NullModelRunner>(t, e), blocks};
   };
   LLM llm(std::move(spec));

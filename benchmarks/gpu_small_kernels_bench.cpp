@@ -208,7 +208,7 @@ Case make_case(const std::string& op, std::int64_t rows, const Shared& shared) {
       a.norm_eps = kEps;
       check(cuda::launch_attention_inputs(a, s), "launch_attention_inputs");
     } else {
-      check(cuda::launch_embedding(DType::bf16, table, kVocab, kHidden,
+      check(cuda::launch_embedding(DType::bf16, table, 0, kVocab, kVocab, kHidden,
                                    reinterpret_cast<const std::int32_t*>(at(0)), nullptr, rows,
                                    at(1), s),
             "launch_embedding");

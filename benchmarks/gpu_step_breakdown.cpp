@@ -96,8 +96,9 @@ class TimedOps final : public Ops {
   }
   void to_host(const Tensor& t, void* dst) override { inner_.to_host(t, dst); }
 
-  Tensor embedding(const Tensor& table, const Batch& batch) override {
-    return timed("embedding", [&] { return inner_.embedding(table, batch); });
+  Tensor embedding(const Tensor& table, const Batch& batch, std::int64_t first_id,
+                   std::int64_t vocab_size) override {
+    return timed("embedding", [&] { return inner_.embedding(table, batch, first_id, vocab_size); });
   }
   Tensor linear(const Tensor& x, const Tensor& weight) override {
     // The lm_head is the one GEMM whose output is f32 logits.
@@ -141,7 +142,15 @@ class TimedOps final : public Ops {
   Tensor gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) override {
     return timed("gather_rows", [&] { return inner_.gather_rows(x, rows); });
   }
-
+  void all_reduce(Tensor& x) override {
+    timed("all_reduce", [&] {
+      inner_.all_reduce(x);
+      return 0;
+    });
+  }
+  Tensor all_gather(const Tensor& x) override {
+    return timed("all_gather", [&] { return inner_.all_gather(x); });
+  }
 };
 
 struct Case {

@@ -45,6 +45,38 @@ void require_cache(const Tensor& cache, const std::string& op) {
 
 }  // namespace
 
+CpuOps::CpuOps(std::shared_ptr<CpuCollectives> group, int rank)
+    : group_(std::move(group)), rank_(rank) {
+  if (group_ != nullptr && (rank < 0 || rank >= group_->ranks()))
+    throw Error("CpuOps: rank " + std::to_string(rank) + " outside a group of " +
+                std::to_string(group_->ranks()));
+}
+
+CpuOps::~CpuOps() {
+  if (group_ != nullptr)
+    group_->close("tensor-parallel rank " + std::to_string(rank_) + " is gone");
+}
+
+std::unique_ptr<StepRunner> CpuOps::make_step_runner(StepForward forward) {
+  if (group_ == nullptr) return Ops::make_step_runner(std::move(forward));
+  struct GroupStep final : StepRunner {
+    GroupStep(StepForward f, CpuCollectives& g, int r) : forward(std::move(f)), group(g), rank(r) {}
+    Tensor run(const Batch& batch) override {
+      group.begin_step(rank);
+      try {
+        return forward(batch);
+      } catch (const std::exception& e) {
+        group.abort("tensor-parallel rank " + std::to_string(rank) + " failed: " + e.what());
+        throw;
+      }
+    }
+    StepForward forward;
+    CpuCollectives& group;
+    int rank;
+  };
+  return std::make_unique<GroupStep>(std::move(forward), *group_, rank_);
+}
+
 Tensor CpuOps::empty(const Shape& shape, DType dtype) {
   const std::size_t bytes = static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype);
   // 64-byte aligned so rows vectorize well; freed with the matching aligned delete.
@@ -64,11 +96,15 @@ void CpuOps::to_host(const Tensor& t, void* dst) {
   if (t.nbytes() > 0) std::memcpy(dst, t.data(), t.nbytes());
 }
 
-Tensor CpuOps::embedding(const Tensor& table, const Batch& batch) {
+Tensor CpuOps::embedding(const Tensor& table, const Batch& batch, std::int64_t first_id,
+                         std::int64_t vocab_size) {
   require_weight(table, 2, "embedding");
+  REQUIRE(first_id >= 0 && first_id + table.dim(0) <= vocab_size, "embedding",
+          "a table of " + std::to_string(table.dim(0)) + " rows from id " +
+              std::to_string(first_id) + " is not in a vocabulary of " + std::to_string(vocab_size));
   Tensor out = empty({batch.num_tokens(), table.dim(1)}, DType::f32);
   try {
-    cpu::embedding(table.data(), table.dtype(), table.dim(0), table.dim(1),
+    cpu::embedding(table.data(), table.dtype(), first_id, table.dim(0), vocab_size, table.dim(1),
                    batch.token_ids.data(), batch.num_tokens(), out.data_as<float>());
   } catch (const std::out_of_range& e) {
     throw Error(std::string("CpuOps::embedding: ") + e.what());
@@ -204,6 +240,22 @@ Tensor CpuOps::gather_rows(const Tensor& x, const std::vector<std::int32_t>& row
     std::memcpy(out.data_as<float>() + i * width, x.data_as<float>() + rows[i] * width,
                 static_cast<std::size_t>(width) * sizeof(float));
   }
+  return out;
+}
+
+void CpuOps::all_reduce(Tensor& x) {
+  if (group_ == nullptr || group_->ranks() == 1) return;
+  REQUIRE(x.device() == Device::cpu && x.dtype() == DType::f32, "all_reduce",
+          "x must be an f32 CPU tensor, is " + std::string(dtype_name(x.dtype())) + " " +
+              shape_string(x.shape()));
+  group_->all_reduce(rank_, x.data_as<float>(), static_cast<std::size_t>(x.numel()));
+}
+
+Tensor CpuOps::all_gather(const Tensor& x) {
+  if (group_ == nullptr || group_->ranks() == 1) return x;
+  require_matrix(x, "all_gather", "x");
+  Tensor out = empty({x.dim(0), x.dim(1) * group_->ranks()}, DType::f32);
+  group_->all_gather(rank_, x.data_as<float>(), x.dim(0), x.dim(1), out.data_as<float>());
   return out;
 }
 

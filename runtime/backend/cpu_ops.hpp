@@ -1,19 +1,36 @@
 #pragma once
 // The CPU reference backend: every op in fp32 on host memory (weights bf16 or f32), built on the
 // kernels in kernels/cpu/. Slow but simple; the oracle for the CUDA backend.
+#include <memory>
+
 #include <minivllm/ops.hpp>
+
+#include "backend/cpu_collectives.hpp"
 
 namespace minivllm {
 
 class CpuOps final : public Ops {
  public:
+  // A group of one.
+  CpuOps() = default;
+  // Rank `rank` of `group`'s tensor-parallel ranks (each a thread with its own CpuOps).
+  CpuOps(std::shared_ptr<CpuCollectives> group, int rank);
+  CpuOps(const CpuOps&) = delete;
+  CpuOps& operator=(const CpuOps&) = delete;
+  // Closes the group: the other ranks' steps fail rather than wait for this one.
+  ~CpuOps() override;
+
   Device device() const override { return Device::cpu; }
+  // Each step begins with every rank (CpuCollectives::begin_step); a step that throws aborts
+  // the others' collectives.
+  std::unique_ptr<StepRunner> make_step_runner(StepForward forward) override;
 
   Tensor empty(const Shape& shape, DType dtype) override;
   Tensor from_host(const void* data, DType dtype, const Shape& shape) override;
   void to_host(const Tensor& t, void* dst) override;
 
-  Tensor embedding(const Tensor& table, const Batch& batch) override;
+  Tensor embedding(const Tensor& table, const Batch& batch, std::int64_t first_id,
+                   std::int64_t vocab_size) override;
   Tensor linear(const Tensor& x, const Tensor& weight) override;
   void add_bias(Tensor& x, const Tensor& bias) override;
   Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps) override;
@@ -26,6 +43,12 @@ class CpuOps final : public Ops {
   Tensor paged_attention(const Tensor& q, const Tensor& key_cache, const Tensor& value_cache,
                          const Batch& batch, float scale) override;
   Tensor gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) override;
+  void all_reduce(Tensor& x) override;
+  Tensor all_gather(const Tensor& x) override;
+
+ private:
+  std::shared_ptr<CpuCollectives> group_;  // null: a group of one
+  int rank_ = 0;
 };
 
 }  // namespace minivllm

@@ -8,10 +8,11 @@
 #include "backend/cuda_check.hpp"
 #include "backend/cuda_ops.hpp"
 #include "backend/make_ops.hpp"
+#include "backend/nccl_communicator.hpp"
 
 namespace minivllm {
 
-std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype, int device, bool cuda_graphs) {
+void check_cuda_device(int device) {
   // Without a GPU the runtime answers cudaErrorNoDevice or cudaErrorInsufficientDriver (no
   // driver at all): say what the user needs to know rather than the driver's words.
   int count = 0;
@@ -25,8 +26,17 @@ std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype, int device, bool cuda_gr
   if (device < 0 || device >= count)
     throw Error("parallel.devices: CUDA device " + std::to_string(device) + " is not there (" +
                 std::to_string(count) + " visible: 0 to " + std::to_string(count - 1) + ")");
-  return std::make_unique<CudaOps>(compute_dtype, device, cuda_graphs);
 }
+
+std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype, int device, bool cuda_graphs,
+                                   const TensorParallelGroup* group, int rank) {
+  check_cuda_device(device);
+  if (group == nullptr) return std::make_unique<CudaOps>(compute_dtype, device, cuda_graphs);
+  const NcclRank nccl{group->nccl_id, rank, group->ranks};
+  return std::make_unique<CudaOps>(compute_dtype, device, cuda_graphs, &nccl);
+}
+
+NcclUniqueId make_nccl_id() { return NcclCommunicator::unique_id(); }
 
 std::int64_t free_cuda_memory() {
   std::size_t free = 0, total = 0;

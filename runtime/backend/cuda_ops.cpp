@@ -93,7 +93,7 @@ bool CudaOps::device_available() {
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
-CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs)
+CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs, const NcclRank* nccl)
     : dtype_(compute_dtype), device_(device), cuda_graphs_(cuda_graphs) {
   REQUIRE(dtype_ == DType::bf16 || dtype_ == DType::f32, "CudaOps",
           "compute dtype must be BF16 or F32, is " + std::string(dtype_name(dtype_)));
@@ -114,6 +114,7 @@ CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs)
     MV_CUDA_CHECK(cublasCreate(&blas_));
     MV_CUDA_CHECK(cublasSetStream(blas_, stream_));  // resets the workspace: set it after
     MV_CUDA_CHECK(cublasSetWorkspace(blas_, blas_workspace_.get(), kBlasWorkspaceBytes));
+    if (nccl != nullptr) nccl_ = std::make_unique<NcclCommunicator>(*nccl);
   } catch (...) {
     if (blas_ != nullptr) cublasDestroy(blas_);
     cudaStreamDestroy(stream_);
@@ -125,6 +126,7 @@ CudaOps::~CudaOps() {
   // Tensors may outlive the ops (their blocks go back to the pool, which they keep alive); the
   // queued work must finish before the stream goes. No throwing from a destructor.
   cudaStreamSynchronize(stream_);
+  nccl_.reset();
   cublasDestroy(blas_);
   cudaStreamDestroy(stream_);
 }
@@ -226,9 +228,12 @@ void CudaOps::to_host(const Tensor& t, void* dst) {
   MV_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
-Tensor CudaOps::embedding(const Tensor& table, const Batch& batch) {
+Tensor CudaOps::embedding(const Tensor& table, const Batch& batch, std::int64_t first_id,
+                          std::int64_t vocab) {
   require_device(table, dtype_, 2, "embedding", "table");
-  const std::int64_t vocab = table.dim(0);
+  REQUIRE(first_id >= 0 && first_id + table.dim(0) <= vocab, "embedding",
+          "a table of " + std::to_string(table.dim(0)) + " rows from id " +
+              std::to_string(first_id) + " is not in a vocabulary of " + std::to_string(vocab));
   const cuda::DeviceBatch* step = staged(batch);
   check_token_ids(batch, vocab, step != nullptr && step_->fed);
   if (step != nullptr) step_->checked.vocab = vocab;
@@ -236,9 +241,9 @@ Tensor CudaOps::embedding(const Tensor& table, const Batch& batch) {
   if (batch.token_ids.empty()) return out;
   std::shared_ptr<void> keep;
   const std::int32_t* ids = step != nullptr ? step->token_ids : upload(batch.token_ids, keep);
-  MV_CUDA_CHECK(cuda::launch_embedding(dtype_, table.data(), vocab, table.dim(1), ids,
-                                       sampled_tokens(), batch.num_tokens(), out.data(),
-                                       stream_));
+  MV_CUDA_CHECK(cuda::launch_embedding(dtype_, table.data(), first_id, table.dim(0), vocab,
+                                       table.dim(1), ids, sampled_tokens(), batch.num_tokens(),
+                                       out.data(), stream_));
   return out;
 }
 
@@ -472,11 +477,42 @@ Tensor CudaOps::gather_rows(const Tensor& x, const std::vector<std::int32_t>& ro
     const bool step_rows = step_ != nullptr && &rows == &step_->batch->logits_rows;
     std::shared_ptr<void> keep;
     const std::int32_t* ids = step_rows ? step_->device.logits_rows : upload(rows, keep);
-    MV_CUDA_CHECK(cuda::launch_embedding(dtype_, x.data(), x.dim(0), x.dim(1), ids, nullptr, n,
-                                         out.data(), stream_));
+    MV_CUDA_CHECK(cuda::launch_embedding(dtype_, x.data(), 0, x.dim(0), x.dim(0), x.dim(1), ids,
+                                         nullptr, n, out.data(), stream_));
   }
   // f32 so that lm_head's GEMM writes f32 logits (see cuda_ops.hpp).
   return convert(out, DType::f32);
+}
+
+void CudaOps::all_reduce(Tensor& x) {
+  if (nccl_ == nullptr) return;
+  require_device(x, x.dtype() == DType::f32 ? DType::f32 : dtype_, x.rank(), "all_reduce", "x");
+  if (x.numel() > 0)
+    nccl_->all_reduce(x.data(), static_cast<std::size_t>(x.numel()), x.dtype(), stream_);
+}
+
+Tensor CudaOps::all_gather(const Tensor& x) {
+  if (nccl_ == nullptr) return x;
+  REQUIRE(x.device() == Device::cuda && x.rank() == 2 &&
+              (x.dtype() == dtype_ || x.dtype() == DType::f32),
+          "all_gather", "x must be a 2-d GPU tensor of the compute dtype or F32, is " + describe(x));
+  const int ranks = nccl_->ranks();
+  const std::int64_t rows = x.dim(0), cols = x.dim(1);
+  Tensor out = empty({rows, cols * ranks}, x.dtype());
+  if (x.numel() == 0) return out;
+  // NCCL gathers whole buffers, rank after rank: [ranks][rows, cols]; each rank's block then
+  // goes to its columns of the output.
+  Tensor parts = empty({ranks * rows, cols}, x.dtype());
+  nccl_->all_gather(x.data(), parts.data(), static_cast<std::size_t>(x.numel()), x.dtype(),
+                    stream_);
+  const std::size_t elem = dtype_size(x.dtype());
+  const std::size_t width = static_cast<std::size_t>(cols) * elem;
+  for (int r = 0; r < ranks; ++r)
+    MV_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(out.data()) + r * width, width * ranks,
+                                    static_cast<const char*>(parts.data()) + r * rows * width,
+                                    width, width, static_cast<std::size_t>(rows),
+                                    cudaMemcpyDeviceToDevice, stream_));
+  return out;
 }
 
 }  // namespace minivllm

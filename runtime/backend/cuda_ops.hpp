@@ -29,6 +29,7 @@
 
 #include "backend/batch_upload.hpp"
 #include "backend/device_pool.hpp"
+#include "backend/nccl_communicator.hpp"
 #include "kernels/cuda/tile_gemm.cuh"
 
 namespace minivllm {
@@ -41,8 +42,11 @@ class DecodeGraphs;
 class CudaOps final : public Ops {
  public:
   // compute_dtype: bf16 or f32; device: a CUDA device index. cuda_graphs: step runners replay
-  // pure-decode steps as CUDA graphs. Throws minivllm::Error on a bad dtype or device.
-  CudaOps(DType compute_dtype, int device = 0, bool cuda_graphs = false);
+  // pure-decode steps as CUDA graphs. nccl: this rank of a tensor-parallel group, whose
+  // collectives go through NCCL (joined here: blocks until every rank joins); null, a group of
+  // one without NCCL. Throws minivllm::Error on a bad dtype or device, or NCCL's errors.
+  CudaOps(DType compute_dtype, int device = 0, bool cuda_graphs = false,
+          const NcclRank* nccl = nullptr);
   ~CudaOps() override;
   CudaOps(const CudaOps&) = delete;
   CudaOps& operator=(const CudaOps&) = delete;
@@ -62,7 +66,8 @@ class CudaOps final : public Ops {
   Tensor zeros(const Shape& shape, DType dtype) override;  // cudaMemsetAsync, no host buffer
   std::unique_ptr<StepRunner> make_step_runner(StepForward forward) override;
 
-  Tensor embedding(const Tensor& table, const Batch& batch) override;
+  Tensor embedding(const Tensor& table, const Batch& batch, std::int64_t first_id,
+                   std::int64_t vocab_size) override;
   Tensor linear(const Tensor& x, const Tensor& weight) override;
   void add_bias(Tensor& x, const Tensor& bias) override;
   Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps) override;
@@ -78,6 +83,10 @@ class CudaOps final : public Ops {
   Tensor paged_attention(const Tensor& q, const Tensor& key_cache, const Tensor& value_cache,
                          const Batch& batch, float scale) override;
   Tensor gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) override;
+  // NCCL's all-reduce and all-gather on the ops' stream (a graph captures them); without a
+  // communicator, a group of one.
+  void all_reduce(Tensor& x) override;
+  Tensor all_gather(const Tensor& x) override;
 
   // Fed steps: a decode step queued before the step ahead of it has brought its tokens to the
   // host names them by row: token id -1 - r is the token the last sampler launch put in row r of
@@ -154,6 +163,7 @@ class CudaOps final : public Ops {
   std::shared_ptr<void> tile_gemm_workspace_;  // the tile GEMM's splits', zeroed, fixed too
   std::shared_ptr<void> sampled_tokens_;       // kMaxFedRows int32, fixed
   std::int64_t sampled_rows_ = 0;
+  std::unique_ptr<NcclCommunicator> nccl_;  // null: a group of one
 };
 
 }  // namespace minivllm

@@ -5,15 +5,31 @@
 
 #include <minivllm/error.hpp>
 
+#include "backend/cpu_collectives.hpp"
 #include "backend/cpu_ops.hpp"
 
 namespace minivllm {
 
-std::unique_ptr<Ops> make_ops(const Config& config, int device) {
+TensorParallelGroup make_tensor_parallel_group(const Config& config) {
+  TensorParallelGroup group;
+  group.ranks = static_cast<int>(config.parallel.tensor_parallel_size);
+  if (config.runtime.backend == Backend::cuda) {
+    // Every device first: a rank that failed on its own would leave the others waiting in
+    // NCCL's rendezvous.
+    for (std::int64_t device : config.parallel.devices) check_cuda_device(static_cast<int>(device));
+    group.nccl_id = make_nccl_id();
+  } else
+    group.cpu = std::make_shared<CpuCollectives>(group.ranks);
+  return group;
+}
+
+std::unique_ptr<Ops> make_ops(const Config& config, int device, const TensorParallelGroup* group,
+                              int rank) {
   if (config.runtime.backend == Backend::cuda)
-    return make_cuda_ops(config.model.dtype, device, config.runtime.cuda_graphs);
+    return make_cuda_ops(config.model.dtype, device, config.runtime.cuda_graphs, group, rank);
   if (device != 0)
     throw Error("device " + std::to_string(device) + ": the cpu backend has only device 0");
+  if (group != nullptr) return std::make_unique<CpuOps>(group->cpu, rank);
   return std::make_unique<CpuOps>();
 }
 

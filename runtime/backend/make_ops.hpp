@@ -9,12 +9,20 @@
 
 #include <minivllm/config.hpp>
 
+#include "backend/tensor_parallel_group.hpp"
+
 namespace minivllm {
 
+// A group of parallel.tensor_parallel_size ranks on the config's backend. Throws
+// minivllm::Error (a cuda build without NCCL, NCCL's own errors).
+TensorParallelGroup make_tensor_parallel_group(const Config& config);
+
 // CpuOps, or CudaOps (compute dtype model.dtype) on CUDA device `device`, created on the calling
-// thread, which must be the thread that uses it. Throws minivllm::Error (e.g. cuda in a build
-// without CUDA, a device that is not there; the cpu backend has only device 0).
-std::unique_ptr<Ops> make_ops(const Config& config, int device = 0);
+// thread, which must be the thread that uses it; with `group`, as rank `rank` of it. Throws
+// minivllm::Error (e.g. cuda in a build without CUDA, a device that is not there; the cpu
+// backend has only device 0).
+std::unique_ptr<Ops> make_ops(const Config& config, int device = 0,
+                              const TensorParallelGroup* group = nullptr, int rank = 0);
 
 // The dtype the backend's KV cache must have: f32 on the CPU, the compute dtype on CUDA.
 DType kv_cache_dtype(const Config& config);
@@ -23,8 +31,14 @@ DType kv_cache_dtype(const Config& config);
 // memory (call on the ops' thread), or the host's MemAvailable (/proc/meminfo) on the CPU.
 std::int64_t free_backend_memory(const Config& config);
 
-// The CUDA half (cuda_factory*.cpp). make_cuda_ops: a CudaOps on CUDA device `device`.
-std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype, int device, bool cuda_graphs);
+// The CUDA half (cuda_factory*.cpp). make_cuda_ops: a CudaOps on CUDA device `device`, with
+// `group` rank `rank` of its NCCL communicator. make_nccl_id: a new ncclUniqueId.
+std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype, int device, bool cuda_graphs,
+                                   const TensorParallelGroup* group, int rank);
+NcclUniqueId make_nccl_id();
+// Throws minivllm::Error naming parallel.devices when CUDA device `device` is not there (or no
+// GPU at all).
+void check_cuda_device(int device);
 // Free memory of the current CUDA device in bytes (cudaMemGetInfo); call on the ops' thread.
 std::int64_t free_cuda_memory();
 // The name of CUDA device 0 ("NVIDIA H200"), for benchmark reports.

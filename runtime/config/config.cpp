@@ -42,6 +42,9 @@ using Field = T& (*)(Config&);
 // The engine keeps these settings in 32-bit ints: the default upper bound is the largest one, so a
 // value is never narrowed on its way there.
 constexpr std::int64_t kIntMax = std::numeric_limits<std::int32_t>::max();
+// Ranks of one tensor-parallel group: more than any host holds GPUs, few enough that a
+// mistyped size fails here rather than spawning thousands of workers.
+constexpr std::int64_t kMaxTensorParallelSize = 64;
 
 Key integer_key(std::string section, std::string name, Field<std::int64_t> field, std::int64_t lo,
                 std::int64_t hi = kIntMax, std::string expected = "") {
@@ -189,7 +192,7 @@ const std::vector<Key>& schema() {
                [](Config& c) -> bool& { return c.scheduler.enable_chunked_prefill; }),
       integer_key("parallel", "tensor_parallel_size",
                   [](Config& c) -> std::int64_t& { return c.parallel.tensor_parallel_size; }, 1,
-                  1, "1 (tensor parallelism over several GPUs is not supported yet)"),
+                  kMaxTensorParallelSize),
       index_list_key("parallel", "devices",
                      [](Config& c) -> std::vector<std::int64_t>& { return c.parallel.devices; }),
       integer_key("server", "max_body_bytes",
@@ -243,10 +246,38 @@ std::string known_sections() {
   return out;
 }
 
+// Containers are rendered here, their scalars by toml++: its formatter (3.3) sizes an array or
+// inline table holding inf or nan with a cast of log10(inf) to size_t, undefined behaviour
+// (found by tests/fuzz/fuzz_toml_config.cpp).
+void render(const toml::node& v, std::string& out) {
+  constexpr std::size_t kEnough = 64;  // show() keeps 60 characters
+  if (const toml::array* a = v.as_array()) {
+    out += "[";
+    for (std::size_t i = 0; i < a->size() && out.size() < kEnough; ++i) {
+      if (i > 0) out += ", ";
+      render((*a)[i], out);
+    }
+    out += "]";
+  } else if (const toml::table* t = v.as_table()) {
+    out += "{";
+    bool first = true;
+    for (auto&& [k, e] : *t) {
+      if (out.size() >= kEnough) break;
+      out += (first ? " " : ", ") + std::string(k.str()) + " = ";
+      first = false;
+      render(e, out);
+    }
+    out += " }";
+  } else {
+    std::ostringstream os;
+    v.visit([&](const auto& n) { os << n; });
+    out += os.str();
+  }
+}
+
 std::string show(const toml::node& v) {
-  std::ostringstream os;
-  v.visit([&](const auto& n) { os << n; });
-  std::string s = os.str();
+  std::string s;
+  render(v, s);
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
 
@@ -359,17 +390,21 @@ Config finish(Config config, std::vector<std::string>& errors, const std::vector
   for (const std::string& o : overrides) read_override(o, config, errors);
   if (errors.empty() && model_required && config.model.path.empty())
     errors.push_back(name + ": model.path is required (set it in [model] or with --set model.path=DIR)");
-  if (errors.empty() &&
-      static_cast<std::int64_t>(config.parallel.devices.size()) != config.parallel.tensor_parallel_size)
-    errors.push_back(name + ": parallel.devices lists " +
-                     std::to_string(config.parallel.devices.size()) +
+  std::vector<std::int64_t>& devices = config.parallel.devices;
+  const bool cpu = config.runtime.backend == Backend::cpu;
+  if (errors.empty() && devices.empty()) {  // unset: the first N devices (the host on the cpu)
+    devices.resize(cpu ? 1 : static_cast<std::size_t>(config.parallel.tensor_parallel_size));
+    for (std::size_t i = 0; i < devices.size(); ++i) devices[i] = static_cast<std::int64_t>(i);
+  }
+  if (errors.empty() && !cpu &&
+      static_cast<std::int64_t>(devices.size()) != config.parallel.tensor_parallel_size)
+    errors.push_back(name + ": parallel.devices lists " + std::to_string(devices.size()) +
                      " devices, but parallel.tensor_parallel_size is " +
                      std::to_string(config.parallel.tensor_parallel_size) +
                      ": one device per tensor-parallel rank");
-  if (errors.empty() && config.runtime.backend == Backend::cpu &&
-      config.parallel.devices != std::vector<std::int64_t>{0})
+  if (errors.empty() && cpu && devices != std::vector<std::int64_t>{0})
     errors.push_back(name + ": parallel.devices names CUDA devices, and runtime.backend is \"cpu\" "
-                     "(leave it at [0] there)");
+                     "(leave it unset or [0] there: every rank runs on the host)");
   if (!errors.empty()) {
     std::string message = "invalid configuration:";
     for (const std::string& e : errors) message += "\n  " + e;

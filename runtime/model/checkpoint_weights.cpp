@@ -48,14 +48,14 @@ std::vector<std::string> CheckpointWeights::unused() const {
   return names;
 }
 
-Shape CheckpointWeights::rank_part(const TensorView& view, std::string_view name,
-                                   std::size_t axis) const {
-  if (view.shape.size() <= axis || view.shape.size() > 2 || view.shape[axis] % tp_size_ != 0)
+Shape CheckpointWeights::piece_shape(const TensorView& view, std::string_view name,
+                                     std::size_t axis, std::int64_t pieces) const {
+  if (view.shape.size() <= axis || view.shape.size() > 2 || view.shape[axis] % pieces != 0)
     throw Error(where(view, name) + " of shape " + shape_string(view.shape) +
-                " does not split " + std::to_string(tp_size_) + " ways along dimension " +
+                " does not split " + std::to_string(pieces) + " ways along dimension " +
                 std::to_string(axis));
   Shape part = view.shape;
-  part[axis] /= tp_size_;
+  part[axis] /= pieces;
   return part;
 }
 
@@ -66,7 +66,7 @@ Tensor CheckpointWeights::load(std::string_view name, const Shape& full_shape, S
     return ops_.from_host(view.bytes.data(), view.dtype, view.shape);
 
   const std::size_t axis = split == Split::column ? 0 : 1;
-  const Shape part = rank_part(view, name, axis);
+  const Shape part = piece_shape(view, name, axis, tp_size_);
   // Row-major [out, in] (a bias [out]: one column): a column split is one contiguous run of rows; a row split takes the
   // same run of columns from every row.
   const std::size_t elem = dtype_size(view.dtype);
@@ -86,12 +86,17 @@ Tensor CheckpointWeights::load(std::string_view name, const Shape& full_shape, S
 Tensor CheckpointWeights::load_stacked(const std::vector<WeightPart>& parts) {
   if (parts.empty()) throw Error("load_stacked: no weights to stack");
   std::vector<const TensorView*> views;
-  std::vector<std::int64_t> rows;  // this rank's rows of each part
+  std::vector<std::int64_t> rows;   // this rank's rows of each part
+  std::vector<std::int64_t> piece;  // which piece of each part they are
   std::int64_t stacked_rows = 0;
   for (const WeightPart& p : parts) {
     const TensorView& view = find(p.name, p.full_shape);
     loaded_.emplace(p.name);
-    const Shape part = rank_part(view, p.name, 0);
+    const std::int64_t pieces = p.pieces == 0 ? tp_size_ : p.pieces;
+    if (pieces < 1 || tp_size_ % pieces != 0)
+      throw Error(where(view, p.name) + ": " + std::to_string(pieces) + " pieces do not spread over " +
+                  std::to_string(tp_size_) + " tensor-parallel ranks (the ranks must be a multiple)");
+    const Shape part = piece_shape(view, p.name, 0, pieces);
     const TensorView& first = views.empty() ? view : *views.front();
     if (view.dtype != first.dtype || view.shape.size() != first.shape.size() ||
         (view.shape.size() == 2 && view.shape[1] != first.shape[1]))
@@ -101,6 +106,7 @@ Tensor CheckpointWeights::load_stacked(const std::vector<WeightPart>& parts) {
                   " " + shape_string(first.shape) + ")");
     views.push_back(&view);
     rows.push_back(part[0]);
+    piece.push_back(tp_rank_ * pieces / tp_size_);
     stacked_rows += part[0];
   }
   // A column split of a row-major [out, in] tensor (or of a bias [out]) is one contiguous run
@@ -113,7 +119,7 @@ Tensor CheckpointWeights::load_stacked(const std::vector<WeightPart>& parts) {
   std::byte* dst = host.data();
   for (std::size_t i = 0; i < views.size(); ++i) {
     const std::size_t bytes = static_cast<std::size_t>(rows[i]) * row_bytes;
-    std::memcpy(dst, views[i]->bytes.data() + static_cast<std::size_t>(tp_rank_) * bytes, bytes);
+    std::memcpy(dst, views[i]->bytes.data() + static_cast<std::size_t>(piece[i]) * bytes, bytes);
     dst += bytes;
   }
   return ops_.from_host(host.data(), views.front()->dtype, stacked);

@@ -31,8 +31,10 @@ class CheckpointWeights final : public WeightLoader {
  private:
   // The tensor `name`, checked to have `full_shape`.
   const TensorView& find(std::string_view name, const Shape& full_shape) const;
-  // This rank's shape of `view` split along `axis`; throws when it does not divide evenly.
-  Shape rank_part(const TensorView& view, std::string_view name, std::size_t axis) const;
+  // The shape of one of `pieces` equal pieces of `view` along `axis`; throws when it does not
+  // divide evenly.
+  Shape piece_shape(const TensorView& view, std::string_view name, std::size_t axis,
+                    std::int64_t pieces) const;
 
   const Checkpoint& checkpoint_;
   Ops& ops_;

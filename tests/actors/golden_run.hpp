@@ -12,9 +12,11 @@
 namespace minivllm::testing {
 
 // Runs goldens[picks[i]] at once, greedy for kGoldenNewTokens tokens with EOS ignored; each output
-// must start with its expected tokens, and the block pool must be whole afterwards.
+// must start with its expected tokens, and the block pool must be whole afterwards. `tokens`
+// (optional) gets each request's whole output.
 inline EngineStats expect_goldens(LLM& llm, const std::vector<Golden>& goldens,
-                                  const std::vector<std::size_t>& picks, const std::string& label) {
+                                  const std::vector<std::size_t>& picks, const std::string& label,
+                                  std::vector<std::vector<std::int32_t>>* tokens = nullptr) {
   SamplingParams greedy;
   greedy.temperature = 0.0;
   greedy.max_tokens = kGoldenNewTokens;
@@ -30,6 +32,7 @@ inline EngineStats expect_goldens(LLM& llm, const std::vector<Golden>& goldens,
     EXPECT_EQ(head(c.token_ids, g.expected.size()), g.expected)
         << label << " request " << i << " (golden prompt " << picks[i] << ")";
     EXPECT_EQ(c.finish_reason, FinishReason::length) << label;
+    if (tokens != nullptr) tokens->push_back(c.token_ids);
   }
   const EngineStats stats = llm.stats();
   EXPECT_EQ(stats.invariant_violation, "") << label;

@@ -413,7 +413,7 @@ TEST_P(Cli, LimitsOfTheModelAndTheMachineAreClearErrors) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"model.max_model_len=1000000", "is above the model's max_position_embeddings"},
       {"cache.num_blocks=2000000000", "cache.num_blocks = 2000000000 needs"},
-      {"parallel.tensor_parallel_size=2", "not supported yet"},
+      {"parallel.tensor_parallel_size=3", "tensor parallel size 3 does not divide the 4 attention heads"},
   };
   for (const auto& [set, message] : cases) {
     const CliRun run = generate({"--set", set, "--max-tokens", "2", "--prompt", "Hello"});

@@ -1,6 +1,7 @@
 // The engine core's acceptance scenarios through the actors (via the synchronous facade):
 // greedy outputs equal the goldens alone, 64 mixed with prefix caching on and off, under
-// forced preemption and with chunked prefill; the block pool is whole afterwards.
+// forced preemption, with chunked prefill and over tensor-parallel ranks; the block pool is
+// whole afterwards.
 #include <string>
 #include <vector>
 
@@ -55,6 +56,24 @@ TEST_P(ActorGolden, ChunkedPrefillAtSeveralChunkSizes) {
     run({"scheduler.enable_chunked_prefill=true",
          "scheduler.max_num_batched_tokens=" + std::to_string(chunk)},
         testing::mixed_picks(10, goldens_.size()));
+  }
+}
+
+// Tensor parallelism on the CPU backend (each rank a thread, collectives in process): 2 ranks,
+// and 4, which replicate the tiny models' 2 KV heads, give the goldens and exactly the tokens
+// of one rank.
+TEST_P(ActorGolden, TensorParallelTwoAndFourRanks) {
+  const auto picks = testing::mixed_picks(16, goldens_.size());
+  std::vector<std::vector<std::int32_t>> one_rank;
+  for (int ranks : {1, 2, 4}) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    LLM llm(testing::tiny_config(GetParam(), {"model.max_model_len=1024", "cache.num_blocks=512",
+                                              "parallel.tensor_parallel_size=" +
+                                                  std::to_string(ranks)}));
+    std::vector<std::vector<std::int32_t>> tokens;
+    testing::expect_goldens(llm, goldens_, picks, GetParam(), &tokens);
+    if (ranks == 1) one_rank = tokens;
+    else EXPECT_EQ(tokens, one_rank);
   }
 }
 

@@ -80,7 +80,7 @@ EngineStats expect_actors_equal_engine_core(int num_blocks, bool queueing = fals
   const std::vector<RequestOutput> expected = engine_core_outputs(requests);
   RuntimeSpec spec;
   spec.engine = engine_config(num_blocks);
-  spec.make_runner = [num_blocks, queueing, fed_steps](int) {
+  spec.make_runner = [num_blocks, queueing, fed_steps](const WorkerPlace&) {
     if (queueing)
       return LoadedRunner{std::make_unique<testing::QueueingFakeRunner>(kVocab, num_blocks,
                                                                         kBlockSize, fed_steps),

@@ -64,7 +64,7 @@ TEST(ActorShutdown, TheRunnerLivesOnOneThreadAndIsGoneWithTheFacade) {
       RuntimeSpec spec;
       spec.engine.scheduler = {8, 256, 128, false};
       spec.engine.cache = {kBlockSize, kNumBlocks, true};
-      spec.make_runner = [threads](int) {
+      spec.make_runner = [threads](const WorkerPlace&) {
         return LoadedRunner{std::make_unique<ThreadNotingRunner>(threads), kNumBlocks};
       };
       LLM llm(std::move(spec));

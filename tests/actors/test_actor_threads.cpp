@@ -22,7 +22,7 @@ TEST(ActorThreads, ThousandRequestsFromEightThreads) {
   RuntimeSpec spec;
   spec.engine.scheduler = {256, 4096, 256, false};
   spec.engine.cache = {kBlockSize, kNumBlocks, true};
-  spec.make_runner = [](int) {
+  spec.make_runner = [](const WorkerPlace&) {
     return LoadedRunner{std::make_unique<testing::FakeModelRunner>(kVocab, kNumBlocks, kBlockSize),
                         kNumBlocks};
   };

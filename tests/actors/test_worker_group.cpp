@@ -45,7 +45,8 @@ RuntimeSpec two_workers(int blocks0, int blocks1, int fail_at = 0, std::string l
   spec.engine.scheduler = {32, 1024, 256, false};
   spec.engine.cache = {kBlockSize, 0, true};  // 0: the group says
   spec.devices = {0, 1};
-  spec.make_runner = [=](int device) {
+  spec.make_runner = [=](const WorkerPlace& place) {
+    const int device = place.device;
     if (device == 1 && !load_error.empty()) throw Error(load_error);
     const int blocks = device == 0 ? blocks0 : blocks1;
     return LoadedRunner{std::make_unique<FailingOnceRunner>(blocks, device == 1 ? fail_at : 0),

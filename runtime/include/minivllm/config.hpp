@@ -47,8 +47,9 @@ struct SchedulerOptions {
 
 struct ParallelOptions {
   std::int64_t tensor_parallel_size = 1;
-  // CUDA device indices, one worker each (as many as tensor_parallel_size).
-  std::vector<std::int64_t> devices{0};
+  // CUDA device indices, one worker each (as many as tensor_parallel_size); unset, 0 .. N-1.
+  // On the cpu backend [0]: every rank is a thread on the host.
+  std::vector<std::int64_t> devices;
 };
 
 // `minivllm serve`'s limits on what one client may send or ask for.

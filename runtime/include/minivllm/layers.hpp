@@ -49,7 +49,7 @@ std::vector<CheckpointTensor> decoder_tensors(const ModelConfig& config, const D
 // ---- building blocks ----
 
 // y = x @ weight^T (+ bias), weight [out, in] (possibly this rank's split of it); an undefined
-// bias is none.
+// bias is none. A row-parallel Linear's y is this rank's partial sum: the caller all-reduces it.
 struct Linear {
   Tensor weight;
   Tensor bias;
@@ -57,8 +57,8 @@ struct Linear {
   static Linear load(WeightLoader& loader, const std::string& name, std::int64_t out,
                      std::int64_t in, Split split = Split::none);
   // `<prefix>q_proj.weight`, `k_proj` and `v_proj` stacked into one column-parallel weight
-  // [(heads + 2 * kv_heads) * head_dim, hidden] (this rank's heads of each); with `bias`,
-  // their `.bias` vectors stacked the same way.
+  // [(heads + 2 * kv_heads) * head_dim, hidden] (this rank's heads of each: AttentionHeads);
+  // with `bias`, their `.bias` vectors stacked the same way.
   static Linear load_qkv(WeightLoader& loader, const std::string& prefix,
                          const ModelConfig& config, bool bias = false);
   Tensor operator()(Ops& ops, const Tensor& x) const {
@@ -84,14 +84,17 @@ struct RmsNorm {
 
 // down(silu(gate(x)) * up(x)), gate and up as one GEMM with the activation
 // (Ops::linear_silu_and_mul); loads `<prefix>gate_proj.weight` and `<prefix>up_proj.weight`
-// stacked into one weight, and `<prefix>down_proj.weight`.
+// stacked into one column-parallel weight, and `<prefix>down_proj.weight` row-parallel (its
+// output all-reduced over the ranks).
 struct GatedMlp {
   Linear gate_up_proj, down_proj;
 
   static GatedMlp load(WeightLoader& loader, const std::string& prefix, std::int64_t hidden,
                        std::int64_t intermediate);
   Tensor operator()(Ops& ops, const Tensor& x) const {
-    return down_proj(ops, ops.linear_silu_and_mul(x, gate_up_proj.weight));
+    Tensor y = down_proj(ops, ops.linear_silu_and_mul(x, gate_up_proj.weight));
+    ops.all_reduce(y);
+    return y;
   }
 };
 
@@ -100,9 +103,13 @@ struct AttentionHeads {
   std::int64_t num_heads = 0;     // query heads
   std::int64_t num_kv_heads = 0;  // key/value heads (GQA: fewer)
   std::int64_t head_dim = 0;
+  // The pieces the checkpoint's k/v projections split into (WeightPart::pieces): one per rank,
+  // or one per key/value head when the ranks outnumber those (each then on ranks / kv_heads
+  // ranks, as vLLM replicates them).
+  std::int64_t kv_pieces = 1;
 
   // From the config, split over the loader's tensor-parallel ranks; throws minivllm::Error when
-  // the heads do not divide evenly.
+  // the ranks divide neither the query heads nor (or into) the key/value heads.
   static AttentionHeads of(const ModelConfig& config, const WeightLoader& loader);
   std::int64_t q_width() const { return num_heads * head_dim; }
   std::int64_t kv_width() const { return num_kv_heads * head_dim; }
@@ -133,8 +140,9 @@ struct PagedAttention {
                     const RotaryEmbedding& rotary, KvCacheView& kv, const Batch& batch) const;
 };
 
-// A Llama-style layer's self-attention: the fused q/k/v projection (with biases or not), the
-// per-head q/k norms (default-constructed: none), RoPE and the paged attention, then o_proj.
+// A Llama-style layer's self-attention: the fused q/k/v projection (with biases or not;
+// column-parallel over the heads), the per-head q/k norms (default-constructed: none), RoPE and
+// the paged attention, then o_proj (row-parallel, its output all-reduced over the ranks).
 struct SelfAttention {
   Linear qkv_proj, o_proj;
   RmsNorm q_norm, k_norm;
@@ -142,7 +150,9 @@ struct SelfAttention {
 
   Tensor operator()(Ops& ops, const Tensor& x, const RotaryEmbedding& rotary, KvCacheView& kv,
                     const Batch& batch) const {
-    return o_proj(ops, attention(ops, qkv_proj(ops, x), q_norm, k_norm, rotary, kv, batch));
+    Tensor y = o_proj(ops, attention(ops, qkv_proj(ops, x), q_norm, k_norm, rotary, kv, batch));
+    ops.all_reduce(y);
+    return y;
   }
 };
 
@@ -154,10 +164,27 @@ struct DecoderLayer {
   GatedMlp mlp;
 };
 
+// The token embedding table, vocab-parallel: this rank's rows hold token ids [first_id,
+// first_id + rows) of vocab_size (all of them without tensor parallelism). A lookup sums the
+// ranks' rows, of which one is the token's and the others zero.
+struct VocabEmbedding {
+  Tensor weight;
+  std::int64_t first_id = 0;
+  std::int64_t vocab_size = 0;
+
+  // model.embed_tokens.weight, this rank's run of the vocabulary.
+  static VocabEmbedding load(WeightLoader& loader, const ModelConfig& config);
+  Tensor operator()(Ops& ops, const Batch& batch) const {
+    Tensor x = ops.embedding(weight, batch, first_id, vocab_size);
+    ops.all_reduce(x);
+    return x;
+  }
+};
+
 // The decoder's step: token embeddings through `layers` (each residual add fused into the next
 // norm), the final norm, then the logits of batch.logits_rows.
 struct Decoder {
-  Tensor embed_tokens;
+  VocabEmbedding embed_tokens;
   std::vector<DecoderLayer> layers;
   RmsNorm norm;
   Linear lm_head;
@@ -190,12 +217,13 @@ class DecoderModel final : public Model {
   Decoder decoder_;
 };
 
-// The token embedding table, and the output projection: lm_head.weight, or the embedding table
-// when the config ties them.
-Tensor load_embedding(WeightLoader& loader, const ModelConfig& config);
-Linear load_lm_head(WeightLoader& loader, const ModelConfig& config, const Tensor& embed_tokens);
+// The output projection, vocab-parallel like the embedding: lm_head.weight, or the embedding
+// table when the config ties them.
+Linear load_lm_head(WeightLoader& loader, const ModelConfig& config,
+                    const VocabEmbedding& embed_tokens);
 
-// The logits of batch.logits_rows: lm_head applied to those rows of the final hidden states.
+// The logits of batch.logits_rows: lm_head applied to those rows of the final hidden states,
+// each rank's run of the vocabulary gathered into whole rows.
 Tensor logits(Ops& ops, const Linear& lm_head, const Tensor& hidden, const Batch& batch);
 
 }  // namespace minivllm::layers

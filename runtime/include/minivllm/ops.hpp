@@ -63,8 +63,13 @@ class Ops {
     return std::make_unique<Direct>(std::move(forward));
   }
 
-  // table[batch.token_ids]: table [vocab, hidden] -> [num_tokens, hidden].
-  virtual Tensor embedding(const Tensor& table, const Batch& batch) = 0;
+  // table[batch.token_ids] -> [num_tokens, hidden]. table [rows, hidden] holds the embeddings
+  // of token ids [first_id, first_id + rows) of a vocabulary of vocab_size ids (the whole table:
+  // first_id 0, vocab_size rows). An id of the vocabulary outside that run gives a row of zeros
+  // (a vocab-parallel shard: all_reduce over the ranks sums the one row that holds it); an id
+  // outside [0, vocab_size) is an error.
+  virtual Tensor embedding(const Tensor& table, const Batch& batch, std::int64_t first_id,
+                           std::int64_t vocab_size) = 0;
   // x @ weight^T: x [m, in], weight [out, in] -> [m, out].
   virtual Tensor linear(const Tensor& x, const Tensor& weight) = 0;
   // x += bias, row by row, in place: x [m, out] (a linear's output), bias [out].
@@ -98,6 +103,14 @@ class Ops {
                                  const Tensor& value_cache, const Batch& batch, float scale) = 0;
   // The rows of x [n, features] listed in `rows`, in order.
   virtual Tensor gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) = 0;
+
+  // Collectives over the tensor-parallel group this backend was made in (one rank per backend;
+  // every rank calls them in the same order with tensors of one shape and dtype). A backend
+  // made alone is a group of one: all_reduce leaves x as is, all_gather returns x.
+  // x summed element-wise over the ranks, in place; every rank gets the same sum.
+  virtual void all_reduce(Tensor& x) = 0;
+  // x [m, n] on every rank -> [m, n * ranks], rank r's x in columns [r * n, (r + 1) * n).
+  virtual Tensor all_gather(const Tensor& x) = 0;
 };
 
 }  // namespace minivllm

@@ -19,6 +19,10 @@ enum class Split {
 struct WeightPart {
   std::string_view name;
   Shape full_shape;  // [out, in], or a bias [out]
+  // The part's output rows split into this many equal pieces (0: one per rank); rank r of n
+  // holds piece r * pieces / n. Fewer pieces than ranks replicate each piece on n / pieces
+  // ranks: the key/value heads when the ranks outnumber them.
+  std::int64_t pieces = 0;
 };
 
 class WeightLoader {
@@ -35,7 +39,8 @@ class WeightLoader {
                       Split split = Split::none) = 0;
   // Column-parallel weights over the same input (q/k/v, gate/up) stacked along the output
   // dimension into one [sum of out, in] weight, so that one GEMM computes them all. Each part is
-  // column-split on its own: rank r holds its rows of every part, in the order given. The parts
+  // column-split on its own (into its pieces): rank r holds its rows of every part, in the order
+  // given. The parts
   // share dtype and input width (or are all biases [out]); errors as for load.
   virtual Tensor load_stacked(const std::vector<WeightPart>& parts) = 0;
 };

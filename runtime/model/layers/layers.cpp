@@ -16,19 +16,21 @@ Linear Linear::load_qkv(WeightLoader& loader, const std::string& prefix,
                         const ModelConfig& config, bool bias) {
   const std::int64_t q_rows = config.num_attention_heads * config.head_dim;
   const std::int64_t kv_rows = config.num_key_value_heads * config.head_dim;
+  const std::int64_t kv_pieces = AttentionHeads::of(config, loader).kv_pieces;
   // WeightPart names are views: the strings live through each call.
   Linear qkv;
   {
     const std::string q = prefix + "q_proj.weight", k = prefix + "k_proj.weight",
                       v = prefix + "v_proj.weight";
     qkv.weight = loader.load_stacked({{q, {q_rows, config.hidden_size}},
-                                      {k, {kv_rows, config.hidden_size}},
-                                      {v, {kv_rows, config.hidden_size}}});
+                                      {k, {kv_rows, config.hidden_size}, kv_pieces},
+                                      {v, {kv_rows, config.hidden_size}, kv_pieces}});
   }
   if (bias) {
     const std::string q = prefix + "q_proj.bias", k = prefix + "k_proj.bias",
                       v = prefix + "v_proj.bias";
-    qkv.bias = loader.load_stacked({{q, {q_rows}}, {k, {kv_rows}}, {v, {kv_rows}}});
+    qkv.bias = loader.load_stacked(
+        {{q, {q_rows}}, {k, {kv_rows}, kv_pieces}, {v, {kv_rows}, kv_pieces}});
   }
   return qkv;
 }
@@ -46,12 +48,15 @@ GatedMlp GatedMlp::load(WeightLoader& loader, const std::string& prefix, std::in
 }
 
 AttentionHeads AttentionHeads::of(const ModelConfig& config, const WeightLoader& loader) {
-  const int n = loader.tp_size();
-  if (config.num_attention_heads % n != 0 || config.num_key_value_heads % n != 0)
-    throw Error("tensor parallel size " + std::to_string(n) + " does not divide " +
-                std::to_string(config.num_attention_heads) + " attention heads and " +
-                std::to_string(config.num_key_value_heads) + " key/value heads");
-  return {config.num_attention_heads / n, config.num_key_value_heads / n, config.head_dim};
+  const std::int64_t n = loader.tp_size();
+  const std::int64_t kv = config.num_key_value_heads;
+  if (config.num_attention_heads % n != 0 || (kv % n != 0 && n % kv != 0))
+    throw Error("tensor parallel size " + std::to_string(n) + " does not divide the " +
+                std::to_string(config.num_attention_heads) +
+                " attention heads, or neither divides nor is a multiple of the " +
+                std::to_string(kv) + " key/value heads");
+  if (kv % n == 0) return {config.num_attention_heads / n, kv / n, config.head_dim, n};
+  return {config.num_attention_heads / n, 1, config.head_dim, kv};  // each kv head on n / kv ranks
 }
 
 std::vector<float> rope_inverse_frequencies(std::int64_t head_dim, double theta) {
@@ -99,7 +104,7 @@ Tensor PagedAttention::operator()(Ops& ops, const Tensor& qkv, const RmsNorm& q_
 }
 
 Tensor Decoder::forward(Ops& ops, const Batch& batch, KvCacheView& kv) const {
-  Tensor residual = ops.embedding(embed_tokens, batch);
+  Tensor residual = embed_tokens(ops, batch);
   Tensor hidden = layers.front().input_layernorm(ops, residual);
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const DecoderLayer& layer = layers[l];
@@ -118,7 +123,7 @@ DecoderModel::DecoderModel(const ModelContext& context, const DecoderTensors& ki
   const ModelConfig& c = context.config;
   WeightLoader& w = context.weights;
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)));
-  decoder_.embed_tokens = load_embedding(w, c);
+  decoder_.embed_tokens = VocabEmbedding::load(w, c);
   for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     RmsNorm input_layernorm =
@@ -142,17 +147,23 @@ DecoderModel::DecoderModel(const ModelContext& context, const DecoderTensors& ki
   decoder_.rotary = RotaryEmbedding::create(ops_, inv_freq);
 }
 
-Tensor load_embedding(WeightLoader& loader, const ModelConfig& config) {
-  return loader.load("model.embed_tokens.weight", {config.vocab_size, config.hidden_size});
+VocabEmbedding VocabEmbedding::load(WeightLoader& loader, const ModelConfig& config) {
+  VocabEmbedding e{loader.load("model.embed_tokens.weight", {config.vocab_size, config.hidden_size},
+                               Split::column),
+                   0, config.vocab_size};
+  e.first_id = loader.tp_rank() * e.weight.dim(0);
+  return e;
 }
 
-Linear load_lm_head(WeightLoader& loader, const ModelConfig& config, const Tensor& embed_tokens) {
-  if (config.tie_word_embeddings) return {embed_tokens};
-  return Linear::load(loader, "lm_head.weight", config.vocab_size, config.hidden_size);
+Linear load_lm_head(WeightLoader& loader, const ModelConfig& config,
+                    const VocabEmbedding& embed_tokens) {
+  if (config.tie_word_embeddings) return {embed_tokens.weight};
+  return Linear::load(loader, "lm_head.weight", config.vocab_size, config.hidden_size,
+                      Split::column);
 }
 
 Tensor logits(Ops& ops, const Linear& lm_head, const Tensor& hidden, const Batch& batch) {
-  return lm_head(ops, ops.gather_rows(hidden, batch.logits_rows));
+  return ops.all_gather(lm_head(ops, ops.gather_rows(hidden, batch.logits_rows)));
 }
 
 }  // namespace minivllm::layers

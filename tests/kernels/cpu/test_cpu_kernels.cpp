@@ -124,10 +124,22 @@ TEST(CpuKernels, EmbeddingGathersRowsAndRejectsOutOfRangeIds) {
   const std::vector<float> table{0, 1, 10, 11, 20, 21};  // [3, 2]
   const std::vector<std::int32_t> ids{2, 0};
   std::vector<float> out(4);
-  embedding(table.data(), DType::f32, 3, 2, ids.data(), 2, out.data());
+  embedding(table.data(), DType::f32, 0, 3, 3, 2, ids.data(), 2, out.data());
   EXPECT_EQ(out, (std::vector<float>{20, 21, 0, 1}));
   const std::vector<std::int32_t> bad{3};
-  EXPECT_THROW(embedding(table.data(), DType::f32, 3, 2, bad.data(), 1, out.data()),
+  EXPECT_THROW(embedding(table.data(), DType::f32, 0, 3, 3, 2, bad.data(), 1, out.data()),
+               std::out_of_range);
+}
+
+// A vocab-parallel shard (ids [2, 5) of 6): its rows, zeros for the other ids, an error past 6.
+TEST(CpuKernels, EmbeddingShardGivesZerosForIdsItDoesNotHold) {
+  const std::vector<float> shard{20, 21, 30, 31, 40, 41};  // ids 2, 3, 4
+  const std::vector<std::int32_t> ids{1, 2, 4, 5};
+  std::vector<float> out(8);
+  embedding(shard.data(), DType::f32, 2, 3, 6, 2, ids.data(), 4, out.data());
+  EXPECT_EQ(out, (std::vector<float>{0, 0, 20, 21, 40, 41, 0, 0}));
+  const std::vector<std::int32_t> bad{6};
+  EXPECT_THROW(embedding(shard.data(), DType::f32, 2, 3, 6, 2, bad.data(), 1, out.data()),
                std::out_of_range);
 }
 

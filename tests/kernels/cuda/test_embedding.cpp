@@ -17,17 +17,20 @@ using test::DeviceBuffer;
 class EmbeddingKernel : public test::CudaKernelTest {
  protected:
   // Gathers `ids` from a random [vocab, dim] table on the GPU; returns the output as f32.
-  // With `fed`, ids -1 - r stand for fed[r] (uploaded as the launcher's device array).
+  // With `fed`, ids -1 - r stand for fed[r] (uploaded as the launcher's device array). With
+  // `first_id`, the table holds ids [first_id, first_id + its rows) of the vocabulary.
   std::vector<float> gather(DType dtype, const std::vector<float>& table, std::int64_t vocab,
                             std::int64_t dim, const std::vector<std::int32_t>& ids,
-                            const std::vector<std::int32_t>& fed = {}) {
+                            const std::vector<std::int32_t>& fed = {}, std::int64_t first_id = 0) {
+    const auto rows = static_cast<std::int64_t>(table.size()) / dim;
     const auto n = static_cast<std::int64_t>(ids.size());
     DeviceBuffer d_table = test::upload(table, dtype);
     DeviceBuffer d_ids = test::upload_raw(ids);
     DeviceBuffer d_fed = test::upload_raw(fed.empty() ? std::vector<std::int32_t>{0} : fed);
     DeviceBuffer d_out(static_cast<std::size_t>(n * dim) * dtype_size(dtype));
     test::poison(d_out);
-    EXPECT_EQ(cuda::launch_embedding(dtype, d_table.get(), vocab, dim, d_ids.as<std::int32_t>(),
+    EXPECT_EQ(cuda::launch_embedding(dtype, d_table.get(), first_id, rows, vocab, dim,
+                                     d_ids.as<std::int32_t>(),
                                      fed.empty() ? nullptr : d_fed.as<std::int32_t>(), n,
                                      d_out.get(), nullptr),
               cudaSuccess);
@@ -53,7 +56,8 @@ TEST_F(EmbeddingKernel, MatchesReference) {
       ids.front() = static_cast<std::int32_t>(s.vocab - 1);  // the table's last row
       const auto got = gather(dtype, table, s.vocab, s.dim, ids);
       std::vector<float> want(got.size());
-      cpu::embedding(table.data(), DType::f32, s.vocab, s.dim, ids.data(), s.tokens, want.data());
+      cpu::embedding(table.data(), DType::f32, 0, s.vocab, s.vocab, s.dim, ids.data(), s.tokens,
+                     want.data());
       test::expect_close(got, want, 0.0f, "embedding");
     }
   }
@@ -77,6 +81,28 @@ TEST_F(EmbeddingKernel, IdOutsideVocabularyGivesNanRow) {
   }
 }
 
+// A vocab-parallel shard: the rows of its ids, zeros for the other ranks' ids, as on the CPU.
+TEST_F(EmbeddingKernel, AShardGivesZerosForIdsItDoesNotHold) {
+  const std::int64_t vocab = 64, first = 16, rows = 16;
+  for (const std::int64_t dim : {32, 31}) {
+    for (DType dtype : test::kElementTypes) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " dim " + std::to_string(dim));
+      const auto shard = random_values(static_cast<std::size_t>(rows * dim), -1, 1, dtype);
+      const std::vector<std::int32_t> ids = {15, 16, 31, 32, 0, 63, 20};
+      const auto got = gather(dtype, shard, vocab, dim, ids, {}, first);
+      std::vector<float> want(got.size());
+      cpu::embedding(shard.data(), DType::f32, first, rows, vocab, dim, ids.data(),
+                     static_cast<std::int64_t>(ids.size()), want.data());
+      test::expect_close(got, want, 0.0f, "shard embedding");
+      for (std::int64_t d = 0; d < dim; ++d) {
+        EXPECT_EQ(got[d], 0.0f);                         // id 15: below the shard
+        EXPECT_EQ(got[dim + d], shard[d]);               // id 16: its first row
+        EXPECT_EQ(got[3 * dim + d], 0.0f);               // id 32: above it
+      }
+    }
+  }
+}
+
 TEST_F(EmbeddingKernel, NegativeIdsTakeFedTokens) {
   const std::int64_t vocab = 60;
   for (const std::int64_t dim : {64, 31}) {
@@ -91,7 +117,7 @@ TEST_F(EmbeddingKernel, NegativeIdsTakeFedTokens) {
       for (std::int32_t id : ids) resolved.push_back(id < 0 ? fed[-1 - id] : id);
       const auto got = gather(dtype, table, vocab, dim, ids, fed);
       std::vector<float> want(got.size());
-      cpu::embedding(table.data(), DType::f32, vocab, dim, resolved.data(),
+      cpu::embedding(table.data(), DType::f32, 0, vocab, vocab, dim, resolved.data(),
                      static_cast<std::int64_t>(resolved.size()), want.data());
       test::expect_close(got, want, 0.0f, "fed embedding");
     }

@@ -104,7 +104,7 @@ TEST(CudaOpsChecks, BadBatchesThrowBeforeLaunch) {
   const Tensor embed = ops.from_host(table.data(), DType::f32, {4, 8});
   Batch batch;
   batch.token_ids = {1, 4};
-  EXPECT_THROW(ops.embedding(embed, batch), Error);
+  EXPECT_THROW(ops.embedding(embed, batch, 0, 4), Error);
 
   // One q head and one k/v head of 8: a slot past the 4-slot cache.
   Tensor keys = ops.empty({2, 2, 1, 8}, DType::f32), values = ops.empty({2, 2, 1, 8}, DType::f32);

@@ -208,13 +208,29 @@ TEST_F(ConfigTest, IntegersAboveTheTypeTheyLandInAreErrors) {
   }
 }
 
-TEST_F(ConfigTest, TensorParallelismIsNotSupportedYet) {
-  const std::string e =
-      error_of(write("[model]\npath = \"m\"\n[parallel]\ntensor_parallel_size = 2\n"));
-  EXPECT_NE(e.find("test.toml:4: parallel.tensor_parallel_size: expected 1 (tensor parallelism "
-                   "over several GPUs is not supported yet), got 2"),
-            std::string::npos)
-      << e;
+TEST_F(ConfigTest, TensorParallelRanksTakeTheFirstDevicesUnlessNamed) {
+  const fs::path cuda = write("[model]\npath = \"m\"\n[runtime]\nbackend = \"cuda\"\n");
+  Config c = load_config(cuda, {"parallel.tensor_parallel_size=4"});
+  EXPECT_EQ(c.parallel.devices, (std::vector<std::int64_t>{0, 1, 2, 3}));
+  c = load_config(cuda, {"parallel.tensor_parallel_size=2", "parallel.devices=[3, 1]"});
+  EXPECT_EQ(c.parallel.devices, (std::vector<std::int64_t>{3, 1}));
+  // On the cpu every rank is a thread on the host.
+  const fs::path cpu = write("[model]\npath = \"m\"\n");
+  c = load_config(cpu, {"parallel.tensor_parallel_size=4"});
+  EXPECT_EQ(c.parallel.tensor_parallel_size, 4);
+  EXPECT_EQ(c.parallel.devices, std::vector<std::int64_t>{0});
+  std::string e = error_of(cpu, {"parallel.tensor_parallel_size=65"});
+  EXPECT_NE(e.find("parallel.tensor_parallel_size: expected an integer in [1, 64], got 65"),
+            std::string::npos) << e;
+  e = error_of(cpu, {"parallel.tensor_parallel_size=2", "parallel.devices=[0, 1]"});
+  EXPECT_NE(e.find("every rank runs on the host"), std::string::npos) << e;
+}
+
+// toml++'s formatter has undefined behaviour on an array holding inf: the message renders it.
+TEST_F(ConfigTest, AnArrayWithInfIsShownInTheError) {
+  const std::string e = error_of({}, {"model.path=m", "runtime.plugin_dirs=[inf, 1.5]"});
+  EXPECT_NE(e.find("runtime.plugin_dirs: expected an array of non-empty path strings, got [inf, 1.5]"),
+            std::string::npos) << e;
 }
 
 TEST_F(ConfigTest, MaxModelLenIsCheckedAgainstTheModel) {

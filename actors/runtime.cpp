@@ -155,6 +155,8 @@ engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec) {
   const CacheConfig& cache = spec.engine.cache;
   std::string devices;
   for (int d : spec.devices) devices += (devices.empty() ? "" : ", ") + std::to_string(d);
+  if (spec.devices.size() > 1)
+    devices += " (" + std::to_string(spec.devices.size()) + " tensor-parallel ranks)";
   log_line(LogLevel::info,
            log_format("ready: KV cache of %d blocks x %d tokens (%lld tokens) on device%s %s, "
                       "prefix caching %s, at most %d sequences and %d tokens a step, "

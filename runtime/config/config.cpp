@@ -6,6 +6,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include <toml++/toml.h>
@@ -65,10 +66,11 @@ Key fraction_key(std::string section, std::string name, Field<double> field, dou
   expected << "a number in (" << lo << ", " << hi << "]";
   return {std::move(section), std::move(name), expected.str(), false,
           [=](const toml::node& v, const Origin&, Config& c) {
-            if (!v.is_number()) return false;
-            double x = *v.value<double>();
-            if (!(x > lo && x <= hi)) return false;
-            field(c) = x;
+            // value<double>() is empty for an integer a double cannot hold exactly (found by
+            // tests/fuzz/fuzz_toml_config.cpp: 0o3333333333333333333333).
+            const std::optional<double> x = v.is_number() ? v.value<double>() : std::nullopt;
+            if (!x || !(*x > lo && *x <= hi)) return false;
+            field(c) = *x;
             return true;
           }};
 }

@@ -226,6 +226,14 @@ TEST_F(ConfigTest, TensorParallelRanksTakeTheFirstDevicesUnlessNamed) {
   EXPECT_NE(e.find("every rank runs on the host"), std::string::npos) << e;
 }
 
+// An integer no double holds exactly has no value<double>(): an error, not an empty optional.
+TEST_F(ConfigTest, AFractionGivenAsAHugeIntegerIsAnError) {
+  const std::string e =
+      error_of({}, {"model.path=m", "cache.gpu_memory_utilization=0o3333333333333333333333"});
+  EXPECT_NE(e.find("cache.gpu_memory_utilization: expected a number in (0, 1]"), std::string::npos)
+      << e;
+}
+
 // toml++'s formatter has undefined behaviour on an array holding inf: the message renders it.
 TEST_F(ConfigTest, AnArrayWithInfIsShownInTheError) {
   const std::string e = error_of({}, {"model.path=m", "runtime.plugin_dirs=[inf, 1.5]"});

@@ -1,6 +1,8 @@
 #include "actors/engine_actor.hpp"
 #include "actors/runtime_spec.hpp"
 
+#include <algorithm>
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -8,6 +10,7 @@
 
 #include "actors/runtime_error.hpp"
 #include "actors/scheduler_actor.hpp"
+#include "engine/replica_router.hpp"
 #include "engine/request_table.hpp"
 #include "engine/tokenizer_text.hpp"
 #include "log/log.hpp"
@@ -22,9 +25,10 @@ struct Client {
   caf::actor_addr requester;
 };
 
-// The request table's events, to the clients.
+// The request table's events, to the clients; an ended request leaves the router's load.
 struct ToClients final : RequestEvents {
   std::unordered_map<std::string, Client>* clients = nullptr;
+  ReplicaRouter* router = nullptr;
   bool device_lost = false;  // the failures are the lost device's: told as such
 
   void delta(RequestDelta&& delta) override {
@@ -33,10 +37,12 @@ struct ToClients final : RequestEvents {
       caf::anon_send(it->second.sink, std::move(delta));
   }
   void answered(RequestOutput&& output) override {
+    router->ended(output.request_id);
     auto client = clients->extract(output.request_id);
     if (!client.empty()) client.mapped().promise.deliver(std::move(output));
   }
   void failed(const std::string& request_id, const std::string& error, bool refused) override {
+    router->ended(request_id);
     auto client = clients->extract(request_id);
     if (client.empty()) return;
     client.mapped().promise.deliver(failure(request_id, error, refused));
@@ -51,7 +57,8 @@ struct ToClients final : RequestEvents {
 // Message plumbing around the request table: requests in, outputs to their clients.
 struct EngineState {
   std::unique_ptr<RequestTable> table;
-  scheduler_actor scheduler;
+  std::vector<scheduler_actor> schedulers;  // one per data-parallel replica
+  std::unique_ptr<ReplicaRouter> router;
   std::unordered_map<std::string, Client> clients;
   std::unordered_set<caf::actor_addr> monitored;
   ToClients events;
@@ -80,7 +87,8 @@ caf::result<RequestOutput> submit(pointer self, GenerateRequest& req, delta_sink
   auto promise = client.promise;
   const std::string id = seqs.request_id;
   st.clients.emplace(id, std::move(client));
-  self->request(st.scheduler, caf::infinite, std::move(seqs))
+  const std::size_t replica = st.router->route(id, seqs.prompt);
+  self->request(st.schedulers[replica], caf::infinite, std::move(seqs))
       .then([](bool) {},
             [self, id](caf::error& err) {
               auto& st = self->state;
@@ -89,30 +97,95 @@ caf::result<RequestOutput> submit(pointer self, GenerateRequest& req, delta_sink
   return promise;
 }
 
+// The scheduler running request `id` (the first replica's when none is: it answers as for an
+// unknown request).
+const scheduler_actor& scheduler_of(const EngineState& st, const std::string& id) {
+  const std::size_t replica = st.router->replica_of(id);
+  return st.schedulers[replica < st.schedulers.size() ? replica : 0];
+}
+
+// The replicas' snapshots as one: counts and times summed, the request counters the table
+// keeps (with the replicas' prefix-cache counts).
+caf::result<EngineStats> stats(pointer self) {
+  struct Gather {
+    EngineStats sum;
+    std::size_t pending = 0;
+    std::string error;
+    caf::typed_response_promise<EngineStats> promise;
+  };
+  auto gather = std::make_shared<Gather>();
+  gather->pending = self->state.schedulers.size();
+  gather->promise = self->make_response_promise<EngineStats>();
+  auto finish = [self, gather] {
+    if (--gather->pending > 0) return;
+    if (!gather->error.empty()) {
+      gather->promise.deliver(runtime_error(gather->error));
+      return;
+    }
+    EngineStats& s = gather->sum;
+    EngineCounters counters = self->state.table->counters();
+    counters.prefix_cache_queries = s.counters.prefix_cache_queries;
+    counters.prefix_cache_hits = s.counters.prefix_cache_hits;
+    s.counters = std::move(counters);
+    gather->promise.deliver(std::move(s));
+  };
+  const std::size_t replicas = self->state.schedulers.size();
+  for (std::size_t r = 0; r < replicas; ++r)
+    self->request(self->state.schedulers[r], caf::infinite, stats_atom_v)
+        .then(
+            [gather, finish, r, replicas](EngineStats& one) {
+              EngineStats& s = gather->sum;
+              s.num_steps += one.num_steps;
+              s.num_running += one.num_running;
+              s.num_waiting += one.num_waiting;
+              s.num_preemptions += one.num_preemptions;
+              s.num_free_blocks += one.num_free_blocks;
+              s.num_blocks += one.num_blocks;
+              if (!one.invariant_violation.empty())
+                s.invariant_violation += (replicas > 1 ? "replica " + std::to_string(r) + ": " : "") +
+                                         one.invariant_violation;
+              s.step_times.add(one.step_times);
+              s.counters.prefix_cache_queries += one.counters.prefix_cache_queries;
+              s.counters.prefix_cache_hits += one.counters.prefix_cache_hits;
+              finish();
+            },
+            [self, gather, finish](caf::error& err) {
+              if (gather->error.empty()) gather->error = error_text(self->system(), err);
+              finish();
+            });
+  return gather->promise;
+}
+
 }  // namespace
 
 engine_actor spawn_engine(caf::actor_system& sys, const RuntimeSpec& spec, std::int32_t vocab_size,
-                          worker_actor worker) {
+                          std::vector<worker_actor> replicas) {
   engine_impl_actor engine = sys.spawn(
       [](pointer self, std::shared_ptr<const Tokenizer> tokenizer, ChatRenderer chat,
-         SamplingDefaults defaults, std::int32_t vocab, worker_actor worker,
+         SamplingDefaults defaults, std::int32_t vocab, std::vector<worker_actor> replicas,
          EngineConfig config,
          std::chrono::milliseconds step_timeout) -> engine_impl_actor::behavior_type {
         auto& st = self->state;
         const TextStreams text = tokenizer_text_streams(tokenizer);
         st.table = std::make_unique<RequestTable>(std::move(tokenizer), std::move(chat), text,
                                                   vocab, defaults);
+        st.router = std::make_unique<ReplicaRouter>(
+            replicas.size(), config.cache.block_size,
+            static_cast<std::size_t>(std::max(1, config.cache.num_blocks)));
         st.events.clients = &st.clients;
-        st.scheduler = spawn_scheduler(self->system(), config, step_timeout, text,
-                                       caf::actor_cast<step_output_sink>(self), worker);
-        self->link_to(st.scheduler);
-        self->link_to(worker);
+        st.events.router = st.router.get();
+        for (const worker_actor& worker : replicas) {
+          st.schedulers.push_back(spawn_scheduler(self->system(), config, step_timeout, text,
+                                                  caf::actor_cast<step_output_sink>(self), worker));
+          self->link_to(st.schedulers.back());
+          self->link_to(worker);
+        }
         self->set_down_handler([self](caf::down_msg& down) {
           auto& st = self->state;
           st.monitored.erase(down.source);
           for (const auto& [id, client] : st.clients)
             if (client.requester == down.source)
-              self->request(st.scheduler, caf::infinite, abort_atom_v, id).then([](bool) {});
+              self->request(scheduler_of(st, id), caf::infinite, abort_atom_v, id).then([](bool) {});
         });
         return {
             [self](GenerateRequest& req, delta_sink& sink) { return submit(self, req, sink); },
@@ -124,28 +197,13 @@ engine_actor spawn_engine(caf::actor_system& sys, const RuntimeSpec& spec, std::
               }
             },
             [self](abort_atom, std::string& id) {
-              return self->delegate(self->state.scheduler, abort_atom_v, std::move(id));
+              return self->delegate(scheduler_of(self->state, id), abort_atom_v, std::move(id));
             },
-            [self](stats_atom) -> caf::result<EngineStats> {
-              // The scheduler's snapshot, with the request counters the table keeps.
-              auto promise = self->make_response_promise<EngineStats>();
-              self->request(self->state.scheduler, caf::infinite, stats_atom_v)
-                  .then(
-                      [self, promise](EngineStats& stats) mutable {
-                        const EngineCounters& blocks = stats.counters;
-                        EngineCounters counters = self->state.table->counters();
-                        counters.prefix_cache_queries = blocks.prefix_cache_queries;
-                        counters.prefix_cache_hits = blocks.prefix_cache_hits;
-                        stats.counters = std::move(counters);
-                        promise.deliver(std::move(stats));
-                      },
-                      [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
-              return promise;
-            },
+            [self](stats_atom) { return stats(self); },
             [self](shutdown_atom) {
               auto& st = self->state;
               st.table->abort_all(st.events);
-              // Links take the scheduler and the worker down with the engine.
+              // Links take the schedulers and the workers down with the engine.
               self->quit(caf::exit_reason::user_shutdown);
             },
             [self](StepOutputs& out) {
@@ -163,7 +221,7 @@ engine_actor spawn_engine(caf::actor_system& sys, const RuntimeSpec& spec, std::
             },
         };
       },
-      spec.tokenizer, spec.chat, spec.sampling_defaults, vocab_size, std::move(worker),
+      spec.tokenizer, spec.chat, spec.sampling_defaults, vocab_size, std::move(replicas),
       spec.engine, spec.step_timeout);
   return engine;
 }

@@ -11,8 +11,10 @@ namespace minivllm {
 // The engine's full interface: the public one plus the scheduler's step outputs.
 using engine_impl_actor = engine_actor::extend<caf::reacts_to<StepOutputs>>;
 
-// Spawns the engine and its scheduler (linked, as is `worker`: they stop together).
+// Spawns the engine and one scheduler per data-parallel replica, each driving its worker group
+// of `replicas` (all linked: they stop together). With several replicas the engine routes each
+// request (ReplicaRouter) and sums their stats.
 engine_actor spawn_engine(caf::actor_system& sys, const RuntimeSpec& spec, std::int32_t vocab_size,
-                          worker_actor worker);
+                          std::vector<worker_actor> replicas);
 
 }  // namespace minivllm

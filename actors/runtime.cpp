@@ -76,8 +76,11 @@ RuntimeSpec runtime_spec(const Config& config) {
     spec.engine.eos_token_ids.push_back(static_cast<std::int32_t>(id));
   spec.tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_directory(config.model.path));
   spec.chat = chat_renderer(family, plugins, model, config, *spec.tokenizer);
+  spec.data_parallel_size = static_cast<int>(config.parallel.data_parallel_size);
   if (config.runtime.backend == Backend::cpu)  // every rank a thread on the host
-    spec.devices.assign(static_cast<std::size_t>(config.parallel.tensor_parallel_size), 0);
+    spec.devices.assign(static_cast<std::size_t>(config.parallel.tensor_parallel_size *
+                                                 config.parallel.data_parallel_size),
+                        0);
   else
     spec.devices.assign(config.parallel.devices.begin(), config.parallel.devices.end());
   spec.log_level = config.runtime.log_level;
@@ -129,25 +132,46 @@ engine_actor spawn_runtime(caf::actor_system& sys, const Config& config) {
 engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec) {
   set_log_level(spec.log_level);
   log_line(LogLevel::info, "loading " + spec.summary);
-  if (spec.devices.empty()) throw Error("the runtime needs at least one device");
-  std::shared_ptr<const TensorParallelGroup> group;
-  if (spec.make_group) group = std::make_shared<const TensorParallelGroup>(spec.make_group());
-  std::vector<worker_actor> workers;
-  for (std::size_t rank = 0; rank < spec.devices.size(); ++rank) {
-    const WorkerPlace place{spec.devices[rank], static_cast<int>(rank), group};
-    workers.push_back(spawn_worker(sys, [make = spec.make_runner, place] { return make(place); },
-                                   spec.engine.eos_token_ids));
+  const std::size_t replicas = static_cast<std::size_t>(std::max(1, spec.data_parallel_size));
+  if (spec.devices.empty() || spec.devices.size() % replicas != 0)
+    throw Error("the runtime needs the same number of devices, at least one, for each of its " +
+                std::to_string(replicas) + " replicas");
+  const std::size_t ranks = spec.devices.size() / replicas;
+  // Replica m: ranks on devices [m * ranks, (m + 1) * ranks), its own tensor-parallel group.
+  std::vector<worker_actor> all_workers, groups;
+  for (std::size_t m = 0; m < replicas; ++m) {
+    std::shared_ptr<const TensorParallelGroup> group;
+    if (spec.make_group) group = std::make_shared<const TensorParallelGroup>(spec.make_group());
+    std::vector<worker_actor> workers;
+    std::vector<int> devices(spec.devices.begin() + static_cast<std::ptrdiff_t>(m * ranks),
+                             spec.devices.begin() + static_cast<std::ptrdiff_t>((m + 1) * ranks));
+    for (std::size_t rank = 0; rank < ranks; ++rank) {
+      const WorkerPlace place{devices[rank], static_cast<int>(rank), group};
+      workers.push_back(spawn_worker(sys, [make = spec.make_runner, place] { return make(place); },
+                                     spec.engine.eos_token_ids));
+    }
+    all_workers.insert(all_workers.end(), workers.begin(), workers.end());
+    groups.push_back(spawn_worker_group(sys, std::move(workers), std::move(devices)));
   }
-  worker_actor worker = spawn_worker_group(sys, workers, spec.devices);
   caf::scoped_actor self{sys};
   WorkerReady ready;
   std::string error;
-  self->request(worker, caf::infinite, ready_atom_v)
-      .receive([&](WorkerReady& r) { ready = r; },
-               [&](caf::error& err) { error = error_text(sys, err); });
+  for (std::size_t m = 0; m < replicas && error.empty(); ++m)
+    self->request(groups[m], caf::infinite, ready_atom_v)
+        .receive(
+            [&](WorkerReady& r) {
+              if (m == 0) ready = r;
+              if (r.vocab_size != ready.vocab_size)
+                error = "replica " + std::to_string(m) + " has another vocabulary than replica 0";
+              ready.num_blocks = std::min(ready.num_blocks, r.num_blocks);  // one cache size
+            },
+            [&](caf::error& err) {
+              error = (replicas > 1 ? "replica " + std::to_string(m) + ": " : std::string()) +
+                      error_text(sys, err);
+            });
   if (!error.empty()) {
-    for (const worker_actor& w : workers) self->send_exit(w, caf::exit_reason::user_shutdown);
-    self->send_exit(worker, caf::exit_reason::user_shutdown);
+    for (const worker_actor& w : all_workers) self->send_exit(w, caf::exit_reason::user_shutdown);
+    for (const worker_actor& g : groups) self->send_exit(g, caf::exit_reason::user_shutdown);
     throw Error(error);
   }
   if (spec.engine.cache.num_blocks == 0)
@@ -156,7 +180,8 @@ engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec) {
   std::string devices;
   for (int d : spec.devices) devices += (devices.empty() ? "" : ", ") + std::to_string(d);
   if (spec.devices.size() > 1)
-    devices += " (" + std::to_string(spec.devices.size()) + " tensor-parallel ranks)";
+    devices += " (" + std::to_string(replicas) + " replica" + (replicas > 1 ? "s" : "") + " of " +
+               std::to_string(ranks) + " tensor-parallel rank" + (ranks > 1 ? "s" : "") + ")";
   log_line(LogLevel::info,
            log_format("ready: KV cache of %d blocks x %d tokens (%lld tokens) on device%s %s, "
                       "prefix caching %s, at most %d sequences and %d tokens a step, "
@@ -167,7 +192,7 @@ engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec) {
                       cache.enable_prefix_caching ? "on" : "off", spec.engine.scheduler.max_num_seqs,
                       spec.engine.scheduler.max_num_batched_tokens,
                       spec.engine.scheduler.max_model_len));
-  return spawn_engine(sys, spec, ready.vocab_size, std::move(worker));
+  return spawn_engine(sys, spec, ready.vocab_size, std::move(groups));
 }
 
 bool is_request_refused(const caf::error& err) {

@@ -35,10 +35,12 @@ struct RuntimeSpec {
   std::shared_ptr<const Tokenizer> tokenizer;  // null: token-id prompts only, no text
   ChatRenderer chat;  // empty: no chat messages (the model family's format for the tokenizer)
   SamplingDefaults sampling_defaults;  // for the fields a request leaves unset
-  // One worker per entry, each on its device (parallel.devices): rank i on devices[i].
+  // One worker per entry, each on its device (parallel.devices), replica by replica: replica m's
+  // rank r on devices[m * ranks + r], ranks = devices.size() / data_parallel_size.
   std::vector<int> devices{0};
-  // With more than one device: the group its ranks share, made once per start (empty: the
-  // workers are not a tensor-parallel group, each runs the whole model).
+  int data_parallel_size = 1;  // replicas, each a scheduler and a worker group
+  // The group a replica's ranks share, made once per replica and start (empty: the workers are
+  // not a tensor-parallel group, each runs the whole model).
   std::function<TensorParallelGroup()> make_group;
   // Builds a worker's model runner for its place; runs on that worker's own thread. Throws
   // minivllm::Error. The engine's KV cache has the fewest blocks any worker holds, unless

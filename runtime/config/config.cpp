@@ -43,9 +43,9 @@ using Field = T& (*)(Config&);
 // The engine keeps these settings in 32-bit ints: the default upper bound is the largest one, so a
 // value is never narrowed on its way there.
 constexpr std::int64_t kIntMax = std::numeric_limits<std::int32_t>::max();
-// Ranks of one tensor-parallel group: more than any host holds GPUs, few enough that a
-// mistyped size fails here rather than spawning thousands of workers.
-constexpr std::int64_t kMaxTensorParallelSize = 64;
+// Tensor-parallel ranks, or data-parallel replicas: more than any host holds GPUs, few enough
+// that a mistyped size fails here rather than spawning thousands of workers.
+constexpr std::int64_t kMaxParallelSize = 64;
 
 Key integer_key(std::string section, std::string name, Field<std::int64_t> field, std::int64_t lo,
                 std::int64_t hi = kIntMax, std::string expected = "") {
@@ -194,7 +194,10 @@ const std::vector<Key>& schema() {
                [](Config& c) -> bool& { return c.scheduler.enable_chunked_prefill; }),
       integer_key("parallel", "tensor_parallel_size",
                   [](Config& c) -> std::int64_t& { return c.parallel.tensor_parallel_size; }, 1,
-                  kMaxTensorParallelSize),
+                  kMaxParallelSize),
+      integer_key("parallel", "data_parallel_size",
+                  [](Config& c) -> std::int64_t& { return c.parallel.data_parallel_size; }, 1,
+                  kMaxParallelSize),
       index_list_key("parallel", "devices",
                      [](Config& c) -> std::vector<std::int64_t>& { return c.parallel.devices; }),
       integer_key("server", "max_body_bytes",
@@ -394,16 +397,18 @@ Config finish(Config config, std::vector<std::string>& errors, const std::vector
     errors.push_back(name + ": model.path is required (set it in [model] or with --set model.path=DIR)");
   std::vector<std::int64_t>& devices = config.parallel.devices;
   const bool cpu = config.runtime.backend == Backend::cpu;
-  if (errors.empty() && devices.empty()) {  // unset: the first N devices (the host on the cpu)
-    devices.resize(cpu ? 1 : static_cast<std::size_t>(config.parallel.tensor_parallel_size));
+  const std::int64_t workers =
+      config.parallel.tensor_parallel_size * config.parallel.data_parallel_size;
+  if (errors.empty() && devices.empty()) {  // unset: the first N*M devices (the host on the cpu)
+    devices.resize(cpu ? 1 : static_cast<std::size_t>(workers));
     for (std::size_t i = 0; i < devices.size(); ++i) devices[i] = static_cast<std::int64_t>(i);
   }
-  if (errors.empty() && !cpu &&
-      static_cast<std::int64_t>(devices.size()) != config.parallel.tensor_parallel_size)
+  if (errors.empty() && !cpu && static_cast<std::int64_t>(devices.size()) != workers)
     errors.push_back(name + ": parallel.devices lists " + std::to_string(devices.size()) +
-                     " devices, but parallel.tensor_parallel_size is " +
-                     std::to_string(config.parallel.tensor_parallel_size) +
-                     ": one device per tensor-parallel rank");
+                     " devices, but parallel.tensor_parallel_size x data_parallel_size is " +
+                     std::to_string(config.parallel.tensor_parallel_size) + " x " +
+                     std::to_string(config.parallel.data_parallel_size) +
+                     ": one device per worker");
   if (errors.empty() && cpu && devices != std::vector<std::int64_t>{0})
     errors.push_back(name + ": parallel.devices names CUDA devices, and runtime.backend is \"cpu\" "
                      "(leave it unset or [0] there: every rank runs on the host)");
@@ -480,6 +485,7 @@ std::string to_toml(const Config& c) {
                                 {"max_num_batched_tokens", c.scheduler.max_num_batched_tokens},
                                 {"enable_chunked_prefill", c.scheduler.enable_chunked_prefill}}},
       {"parallel", toml::table{{"tensor_parallel_size", c.parallel.tensor_parallel_size},
+                               {"data_parallel_size", c.parallel.data_parallel_size},
                                {"devices", devices}}},
       {"server", toml::table{{"max_body_bytes", c.server.max_body_bytes},
                              {"max_header_bytes", c.server.max_header_bytes},

@@ -14,6 +14,16 @@ constexpr std::array<std::pair<std::int32_t, std::int32_t>, 7> kDecodeRows{{
     {1, 1}, {2, 8}, {9, 32}, {33, 64}, {65, 128}, {129, 256},
     {257, std::numeric_limits<std::int32_t>::max()}}};
 
+// Where the bucket of (decode, min_rows) is or goes: buckets stay ordered, prefill first, then
+// decodes by rows.
+std::vector<StepTimeBucket>::iterator bucket_at(std::vector<StepTimeBucket>& buckets, bool decode,
+                                                std::int32_t min_rows) {
+  return std::lower_bound(buckets.begin(), buckets.end(), std::pair{decode, min_rows},
+                          [](const StepTimeBucket& b, const std::pair<bool, std::int32_t>& key) {
+                            return std::pair{b.decode, b.min_rows} < key;
+                          });
+}
+
 }  // namespace
 
 std::size_t StepTimes::record(bool decode, std::int32_t rows, std::int32_t tokens,
@@ -26,11 +36,7 @@ std::size_t StepTimes::record(bool decode, std::int32_t rows, std::int32_t token
     min_rows = range->first;
     max_rows = range->second;
   }
-  // Buckets stay ordered: prefill first, then decodes by rows.
-  auto it = std::lower_bound(buckets.begin(), buckets.end(), std::pair{decode, min_rows},
-                             [](const StepTimeBucket& b, const std::pair<bool, std::int32_t>& key) {
-                               return std::pair{b.decode, b.min_rows} < key;
-                             });
+  auto it = bucket_at(buckets, decode, min_rows);
   if (it == buckets.end() || it->decode != decode || it->min_rows != min_rows) {
     StepTimeBucket fresh;
     fresh.decode = decode;
@@ -63,6 +69,24 @@ void StepTimes::add_scheduler_turn(std::size_t bucket, const SchedulerTurn& turn
   buckets.at(bucket).scheduler += turn;
   scheduler_seconds += turn.seconds;
   ++scheduler_steps;
+}
+
+void StepTimes::add(const StepTimes& other) {
+  for (const StepTimeBucket& b : other.buckets) {
+    auto it = bucket_at(buckets, b.decode, b.min_rows);
+    if (it == buckets.end() || it->decode != b.decode || it->min_rows != b.min_rows) {
+      buckets.insert(it, b);
+      continue;
+    }
+    it->steps += b.steps;
+    it->tokens += b.tokens;
+    it->run_seconds += b.run_seconds;
+    it->max_run_seconds = std::max(it->max_run_seconds, b.max_run_seconds);
+    it->scheduler += b.scheduler;
+  }
+  worker_gap_seconds += other.worker_gap_seconds;
+  scheduler_seconds += other.scheduler_seconds;
+  scheduler_steps += other.scheduler_steps;
 }
 
 std::uint64_t StepTimes::steps() const {

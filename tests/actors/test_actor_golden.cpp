@@ -77,6 +77,63 @@ TEST_P(ActorGolden, TensorParallelTwoAndFourRanks) {
   }
 }
 
+// Data parallelism: two replicas, each a scheduler, a KV cache and a worker, give the goldens
+// and the tokens of one replica, greedy and seeded; and a prompt sharing a prefix with one
+// served before goes to the replica whose prefix cache holds it, though the other is idle.
+TEST_P(ActorGolden, DataParallelTwoReplicas) {
+  const auto picks = testing::mixed_picks(16, goldens_.size());
+  std::vector<std::vector<std::int32_t>> prompts;
+  for (std::size_t p : picks) prompts.push_back(goldens_[p].prompt);
+  SamplingParams seeded;
+  seeded.temperature = 0.8;
+  seeded.seed = 1234;
+  seeded.max_tokens = 12;
+  std::vector<std::vector<std::int32_t>> greedy_one, seeded_one;
+  for (int replicas : {1, 2}) {
+    SCOPED_TRACE(std::to_string(replicas) + " replicas");
+    LLM llm(testing::tiny_config(GetParam(), {"model.max_model_len=1024", "cache.num_blocks=256",
+                                              "parallel.data_parallel_size=" +
+                                                  std::to_string(replicas)}));
+    std::vector<std::vector<std::int32_t>> greedy;
+    const EngineStats stats = testing::expect_goldens(llm, goldens_, picks, GetParam(), &greedy);
+    EXPECT_EQ(stats.num_blocks, 256u * static_cast<unsigned>(replicas));
+    std::vector<std::vector<std::int32_t>> sampled;
+    for (const RequestOutput& out : llm.generate(prompts, seeded))
+      sampled.push_back(out.outputs.at(0).token_ids);
+    if (replicas == 1) {
+      greedy_one = greedy;
+      seeded_one = sampled;
+    } else {
+      EXPECT_EQ(greedy, greedy_one);
+      EXPECT_EQ(sampled, seeded_one);
+    }
+  }
+
+  // Prefix-aware routing, read off the prefix-cache counters.
+  LLM llm(testing::tiny_config(GetParam(), {"model.max_model_len=1024", "cache.num_blocks=256",
+                                            "parallel.data_parallel_size=2"}));
+  std::vector<std::int32_t> prefix(64), other(64);
+  for (std::int32_t i = 0; i < 64; ++i) {
+    prefix[static_cast<std::size_t>(i)] = 1000 + i;
+    other[static_cast<std::size_t>(i)] = 5000 + i;
+  }
+  SamplingParams greedy;
+  greedy.temperature = 0.0;
+  greedy.max_tokens = 4;
+  auto with = [&](std::vector<std::int32_t> p, std::int32_t tail) {
+    p.push_back(tail);
+    return p;
+  };
+  llm.generate(std::vector<std::vector<std::int32_t>>{with(prefix, 1)}, greedy);  // replica 0
+  const std::uint64_t hits_before = llm.stats().counters.prefix_cache_hits;
+  // `other` takes replica 0's turn first (both idle), so replica 1 is the idler one when the
+  // prompt with the prefix comes: only prefix routing sends it to replica 0, which holds it.
+  llm.generate(std::vector<std::vector<std::int32_t>>{with(other, 2), with(prefix, 3)}, greedy);
+  const EngineStats stats = llm.stats();
+  EXPECT_EQ(stats.counters.prefix_cache_hits - hits_before, 64u);  // the prefix's 4 blocks of 16
+  EXPECT_EQ(stats.num_free_blocks, stats.num_blocks);
+}
+
 INSTANTIATE_TEST_SUITE_P(Tiny, ActorGolden, ::testing::Values("tiny-qwen3", "tiny-llama3"),
                          [](const auto& info) {
                            return info.param == "tiny-qwen3" ? std::string("Qwen3") : std::string("Llama3");

@@ -47,8 +47,11 @@ struct SchedulerOptions {
 
 struct ParallelOptions {
   std::int64_t tensor_parallel_size = 1;
-  // CUDA device indices, one worker each (as many as tensor_parallel_size); unset, 0 .. N-1.
-  // On the cpu backend [0]: every rank is a thread on the host.
+  // Replicas of the model, each with its own scheduler, KV cache and tensor-parallel ranks.
+  std::int64_t data_parallel_size = 1;
+  // CUDA device indices, one worker each (tensor_parallel_size x data_parallel_size of them,
+  // replica by replica); unset, 0 .. N*M-1. On the cpu backend [0]: every rank is a thread on
+  // the host.
   std::vector<std::int64_t> devices;
 };
 

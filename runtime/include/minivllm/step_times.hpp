@@ -47,6 +47,8 @@ struct StepTimes {
                      double gap_seconds);
   // The scheduler's turn on a step result, of the step recorded in bucket `bucket`.
   void add_scheduler_turn(std::size_t bucket, const SchedulerTurn& turn);
+  // Another engine's times (a data-parallel replica's) added to these, bucket by bucket.
+  void add(const StepTimes& other);
   std::uint64_t steps() const;
   double run_seconds() const;
 };

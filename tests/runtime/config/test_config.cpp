@@ -63,6 +63,7 @@ max_num_batched_tokens = 4096
 enable_chunked_prefill = false
 [parallel]
 tensor_parallel_size = 1
+data_parallel_size = 3
 [server]
 max_body_bytes = 1024
 max_header_bytes = 2048
@@ -92,6 +93,7 @@ max_stop_bytes = 8
   EXPECT_EQ(c.scheduler.max_num_batched_tokens, 4096);
   EXPECT_FALSE(c.scheduler.enable_chunked_prefill);
   EXPECT_EQ(c.parallel.tensor_parallel_size, 1);
+  EXPECT_EQ(c.parallel.data_parallel_size, 3);
   EXPECT_EQ(c.server.max_body_bytes, 1024);
   EXPECT_EQ(c.server.max_header_bytes, 2048);
   EXPECT_EQ(c.server.max_headers, 10);
@@ -134,7 +136,8 @@ TEST_F(ConfigTest, ParallelDevicesNameOneCudaDevicePerRank) {
   EXPECT_EQ(load_config(file, {"parallel.devices=[3]"}).parallel.devices,
             std::vector<std::int64_t>{3});
   std::string e = error_of(file, {"parallel.devices=[0, 1]"});
-  EXPECT_NE(e.find("parallel.devices lists 2 devices, but parallel.tensor_parallel_size is 1"),
+  EXPECT_NE(e.find("parallel.devices lists 2 devices, but parallel.tensor_parallel_size x "
+                   "data_parallel_size is 1 x 1"),
             std::string::npos) << e;
   for (const char* bad : {"[]", "[1, 1]", "[-1]", "[\"0\"]", "0"}) {
     e = error_of(file, {std::string("parallel.devices=") + bad});
@@ -214,6 +217,12 @@ TEST_F(ConfigTest, TensorParallelRanksTakeTheFirstDevicesUnlessNamed) {
   EXPECT_EQ(c.parallel.devices, (std::vector<std::int64_t>{0, 1, 2, 3}));
   c = load_config(cuda, {"parallel.tensor_parallel_size=2", "parallel.devices=[3, 1]"});
   EXPECT_EQ(c.parallel.devices, (std::vector<std::int64_t>{3, 1}));
+  c = load_config(cuda, {"parallel.tensor_parallel_size=2", "parallel.data_parallel_size=3"});
+  EXPECT_EQ(c.parallel.devices, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_NE(error_of(cuda, {"parallel.data_parallel_size=2", "parallel.devices=[0]"})
+                .find("lists 1 devices, but parallel.tensor_parallel_size x data_parallel_size "
+                      "is 1 x 2"),
+            std::string::npos);
   // On the cpu every rank is a thread on the host.
   const fs::path cpu = write("[model]\npath = \"m\"\n");
   c = load_config(cpu, {"parallel.tensor_parallel_size=4"});

@@ -90,7 +90,9 @@ TEST_P(TensorParallel, TwoAndFourRanksGiveOneRanksLogits) {
     for (int r = 0; r < ranks; ++r) {
       const auto& rows = got[static_cast<std::size_t>(r)];
       ASSERT_EQ(rows.size(), want.size()) << "rank " << r;
-      if (r > 0) EXPECT_EQ(rows, got[0]) << "rank " << r << " got other logits than rank 0";
+      if (r > 0) {
+        EXPECT_EQ(rows, got[0]) << "rank " << r << " got other logits than rank 0";
+      }
     }
     for (std::size_t i = 0; i < want.size(); ++i) {
       double diff = 0, largest = 0;

@@ -9,6 +9,13 @@
 namespace minivllm {
 #define REQUIRE(ok, backend, op, what) MV_REQUIRE(ok, (backend) + "::" + (op), what)
 
+void check_vocab_run(const std::string& backend, std::int64_t first_id, std::int64_t rows,
+                     std::int64_t vocab) {
+  REQUIRE(first_id >= 0 && first_id + rows <= vocab, backend, "embedding",
+          "a table of " + std::to_string(rows) + " rows from id " + std::to_string(first_id) +
+              " is not in a vocabulary of " + std::to_string(vocab));
+}
+
 std::int64_t check_kv_slots(const std::string& backend, std::int64_t num_tokens,
                             const Tensor& key_cache, const Tensor& value_cache,
                             const Batch& batch) {

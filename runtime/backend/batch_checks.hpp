@@ -16,6 +16,11 @@ std::int64_t check_kv_slots(const std::string& backend, std::int64_t num_tokens,
                             const Tensor& key_cache, const Tensor& value_cache,
                             const Batch& batch);
 
+// Ops::embedding's table of `rows` rows holding ids [first_id, first_id + rows): inside a
+// vocabulary of `vocab` ids.
+void check_vocab_run(const std::string& backend, std::int64_t first_id, std::int64_t rows,
+                     std::int64_t vocab);
+
 struct AttentionInputsShape {
   std::int64_t num_heads = 0;  // query heads
   std::int64_t num_kv_heads = 0;

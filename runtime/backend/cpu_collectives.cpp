@@ -53,7 +53,7 @@ void CpuCollectives::all_gather(int rank, const float* x, std::int64_t rows, std
   meet(lock);  // no rank's x goes away while another still copies it
 }
 
-void CpuCollectives::begin_step(int /*rank*/) {
+void CpuCollectives::begin_step() {
   std::unique_lock lock(mutex_);
   if (closed_) throw Error(broken_);
   const std::uint64_t step = steps_;

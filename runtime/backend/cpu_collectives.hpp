@@ -30,7 +30,7 @@ class CpuCollectives {
 
   // Waits until every rank has begun the step; mends a group that the last step aborted.
   // Throws minivllm::Error once the group is closed.
-  void begin_step(int rank);
+  void begin_step();
   // Fails the collectives of this step on every rank, naming `why`.
   void abort(const std::string& why);
   // Fails every collective and step from now on, naming `why`.

@@ -62,7 +62,7 @@ std::unique_ptr<StepRunner> CpuOps::make_step_runner(StepForward forward) {
   struct GroupStep final : StepRunner {
     GroupStep(StepForward f, CpuCollectives& g, int r) : forward(std::move(f)), group(g), rank(r) {}
     Tensor run(const Batch& batch) override {
-      group.begin_step(rank);
+      group.begin_step();
       try {
         return forward(batch);
       } catch (const std::exception& e) {
@@ -99,9 +99,7 @@ void CpuOps::to_host(const Tensor& t, void* dst) {
 Tensor CpuOps::embedding(const Tensor& table, const Batch& batch, std::int64_t first_id,
                          std::int64_t vocab_size) {
   require_weight(table, 2, "embedding");
-  REQUIRE(first_id >= 0 && first_id + table.dim(0) <= vocab_size, "embedding",
-          "a table of " + std::to_string(table.dim(0)) + " rows from id " +
-              std::to_string(first_id) + " is not in a vocabulary of " + std::to_string(vocab_size));
+  check_vocab_run("CpuOps", first_id, table.dim(0), vocab_size);
   Tensor out = empty({batch.num_tokens(), table.dim(1)}, DType::f32);
   try {
     cpu::embedding(table.data(), table.dtype(), first_id, table.dim(0), vocab_size, table.dim(1),

@@ -231,9 +231,7 @@ void CudaOps::to_host(const Tensor& t, void* dst) {
 Tensor CudaOps::embedding(const Tensor& table, const Batch& batch, std::int64_t first_id,
                           std::int64_t vocab) {
   require_device(table, dtype_, 2, "embedding", "table");
-  REQUIRE(first_id >= 0 && first_id + table.dim(0) <= vocab, "embedding",
-          "a table of " + std::to_string(table.dim(0)) + " rows from id " +
-              std::to_string(first_id) + " is not in a vocabulary of " + std::to_string(vocab));
+  check_vocab_run("CudaOps", first_id, table.dim(0), vocab);
   const cuda::DeviceBatch* step = staged(batch);
   check_token_ids(batch, vocab, step != nullptr && step_->fed);
   if (step != nullptr) step_->checked.vocab = vocab;

@@ -122,31 +122,31 @@ TEST(CpuCollectivesTest, AnAbortedStepFailsEveryRankAndTheNextStepMends) {
   std::vector<float> a{1, 2}, b{10, 20};
   std::string waiting_error;
   std::thread waiting([&] {
-    group.begin_step(1);
+    group.begin_step();
     try {
       group.all_reduce(1, b.data(), b.size());
     } catch (const Error& e) {
       waiting_error = e.what();
     }
   });
-  group.begin_step(0);
+  group.begin_step();
   group.abort("tensor-parallel rank 0 failed: boom");
   waiting.join();
   EXPECT_EQ(waiting_error, "tensor-parallel rank 0 failed: boom");
   EXPECT_THROW(group.all_reduce(0, a.data(), a.size()), Error);  // still this step
   // The next step is whole again: sums in rank order on both ranks.
   std::thread second([&] {
-    group.begin_step(1);
+    group.begin_step();
     group.all_reduce(1, b.data(), b.size());
   });
-  group.begin_step(0);
+  group.begin_step();
   group.all_reduce(0, a.data(), a.size());
   second.join();
   EXPECT_EQ(a, (std::vector<float>{11, 22}));
   EXPECT_EQ(b, a);
   // Closed (a rank gone): every later step fails at once.
   group.close("tensor-parallel rank 1 is gone");
-  EXPECT_THROW(group.begin_step(0), Error);
+  EXPECT_THROW(group.begin_step(), Error);
 }
 
 TEST(CpuCollectivesTest, AllGatherPutsEachRanksColumnsInRankOrder) {

@@ -30,6 +30,7 @@ struct ToClients final : RequestEvents {
   std::unordered_map<std::string, Client>* clients = nullptr;
   ReplicaRouter* router = nullptr;
   bool device_lost = false;  // the failures are the lost device's: told as such
+  bool worker_lost = false;  // the refusals are a lost worker's: the engine serves again later
 
   void delta(RequestDelta&& delta) override {
     const auto it = clients->find(delta.request_id);
@@ -48,7 +49,7 @@ struct ToClients final : RequestEvents {
     client.mapped().promise.deliver(failure(request_id, error, refused));
   }
   caf::error failure(const std::string& request_id, const std::string& error, bool refused) const {
-    if (refused) return request_refused(error);
+    if (refused) return worker_lost ? worker_lost_error(error) : request_refused(error);
     std::string text = "request " + request_id + ": " + error;
     return device_lost ? device_lost_error(std::move(text)) : runtime_error(std::move(text));
   }
@@ -92,7 +93,9 @@ caf::result<RequestOutput> submit(pointer self, GenerateRequest& req, delta_sink
       .then([](bool) {},
             [self, id](caf::error& err) {
               auto& st = self->state;
+              st.events.worker_lost = is_worker_lost(err);
               st.table->refuse(id, error_text(self->system(), err), st.events);
+              st.events.worker_lost = false;
             });
   return promise;
 }

@@ -4,11 +4,14 @@
 #include <cstdint>
 
 #include <caf/all.hpp>
+#include <caf/io/all.hpp>
 
 #include <minivllm/error.hpp>
 #include <minivllm/model_config.hpp>
 
+#include "actors/collective_hub.hpp"
 #include "actors/engine_actor.hpp"
+#include "actors/join_door.hpp"
 #include "actors/runtime_spec.hpp"
 #include "actors/loaded_model_runner.hpp"
 #include "actors/runtime_error.hpp"
@@ -77,12 +80,23 @@ RuntimeSpec runtime_spec(const Config& config) {
   spec.tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_directory(config.model.path));
   spec.chat = chat_renderer(family, plugins, model, config, *spec.tokenizer);
   spec.data_parallel_size = static_cast<int>(config.parallel.data_parallel_size);
-  if (config.runtime.backend == Backend::cpu)  // every rank a thread on the host
-    spec.devices.assign(static_cast<std::size_t>(config.parallel.tensor_parallel_size *
-                                                 config.parallel.data_parallel_size),
-                        0);
+  const std::int64_t ranks = config.parallel.tensor_parallel_size * config.parallel.data_parallel_size;
+  if (config.runtime.backend == Backend::cpu)  // every local rank a thread on the host
+    spec.devices.assign(static_cast<std::size_t>(ranks - config.parallel.remote_workers), 0);
   else
     spec.devices.assign(config.parallel.devices.begin(), config.parallel.devices.end());
+  if (config.parallel.remote_workers > 0) {
+    RemoteWorkers& remote = spec.remote;
+    remote.count = static_cast<int>(config.parallel.remote_workers);
+    remote.listen = parse_host_port(config.parallel.listen, "parallel.listen");
+    remote.token = read_join_token(config.parallel.join_token_file);
+    remote.join_timeout = std::chrono::seconds(config.parallel.join_timeout_s);
+    // A worker's process runs one rank, on its own device (its --set parallel.devices).
+    Config worker = config;
+    worker.parallel.remote_workers = ranks - 1;
+    worker.parallel.devices.clear();
+    remote.config_toml = to_toml(worker);
+  }
   spec.log_level = config.runtime.log_level;
   spec.step_timeout = std::chrono::seconds(config.runtime.step_timeout_s);
   spec.summary = log_format("model %s (%s), %s on the %s backend",
@@ -100,6 +114,9 @@ RuntimeSpec runtime_spec(const Config& config) {
 void add_runtime_types(caf::actor_system_config& cfg) {
   cfg.add_message_types<caf::id_block::minivllm_api>();
   cfg.add_message_types<caf::id_block::minivllm_internal>();
+  cfg.add_message_types<caf::id_block::minivllm_remote>();
+  // CAF's network layer, for the workers of other processes (parallel.remote_workers).
+  cfg.load<caf::io::middleman>();
   cfg.add_error_category(runtime_error_category,
                          [](std::uint8_t, caf::atom_value, const caf::message& context) {
                            return context.match_elements<std::string>()
@@ -129,31 +146,112 @@ engine_actor spawn_runtime(caf::actor_system& sys, const Config& config) {
   return spawn_runtime(sys, runtime_spec(config));
 }
 
+namespace {
+
+// The join door, published on parallel.listen, for the remote ranks [first_remote, total).
+join_door_actor open_join_door(caf::actor_system& sys, const RuntimeSpec& spec, int ranks,
+                               int first_remote, const std::vector<std::string>& nccl_ids,
+                               const std::vector<caf::actor>& hubs, std::string& address) {
+  if (!sys.has_middleman())
+    throw Error("parallel.remote_workers: this actor system has no network layer (load "
+                "caf::io::middleman, as add_runtime_types does)");
+  const HostPort& listen = spec.remote.listen;
+  JoinDoorSpec door{spec.remote.token, spec.remote.config_toml, spec.engine.eos_token_ids,
+                    ranks, first_remote, static_cast<int>(spec.devices.size()) + spec.remote.count,
+                    nccl_ids, hubs, spec.remote.join_timeout, ""};
+  join_door_actor actor = spawn_join_door(sys, door);
+  auto port = sys.middleman().publish(actor, listen.port, listen.host.c_str(), true);
+  if (!port) {
+    caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+    throw Error("parallel.listen = \"" + listen.host + ":" + std::to_string(listen.port) +
+                "\": cannot listen there: " + sys.render(port.error()));
+  }
+  address = listen.host + ":" + std::to_string(*port);
+  log_line(LogLevel::info, log_format("waiting for %d remote worker%s on %s (parallel.listen), at "
+                                      "most %lld s",
+                                      spec.remote.count, spec.remote.count > 1 ? "s" : "",
+                                      address.c_str(),
+                                      static_cast<long long>(spec.remote.join_timeout.count())));
+  caf::scoped_actor self{sys};  // the door takes its address from this process only
+  self->send(actor, address);
+  return actor;
+}
+
+}  // namespace
+
 engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec) {
   set_log_level(spec.log_level);
   log_line(LogLevel::info, "loading " + spec.summary);
   const std::size_t replicas = static_cast<std::size_t>(std::max(1, spec.data_parallel_size));
-  if (spec.devices.empty() || spec.devices.size() % replicas != 0)
-    throw Error("the runtime needs the same number of devices, at least one, for each of its " +
+  const std::size_t local = spec.devices.size();
+  const std::size_t total = local + static_cast<std::size_t>(spec.remote.count);
+  if (total == 0 || total % replicas != 0)
+    throw Error("the runtime needs the same number of workers, at least one, for each of its " +
                 std::to_string(replicas) + " replicas");
-  const std::size_t ranks = spec.devices.size() / replicas;
-  // Replica m: ranks on devices [m * ranks, (m + 1) * ranks), its own tensor-parallel group.
-  std::vector<worker_actor> all_workers, groups;
+  const std::size_t ranks = total / replicas;
+  // Replica m: workers [m * ranks, (m + 1) * ranks), its own tensor-parallel group; the remote
+  // ones are the last, and talk to the local ones through a hub on the cpu backend.
+  std::vector<std::shared_ptr<const TensorParallelGroup>> tp_groups(replicas);
+  std::vector<collective_hub_actor> hubs(replicas);
+  std::vector<std::string> nccl_ids(replicas);
   for (std::size_t m = 0; m < replicas; ++m) {
-    std::shared_ptr<const TensorParallelGroup> group;
-    if (spec.make_group) group = std::make_shared<const TensorParallelGroup>(spec.make_group());
-    std::vector<worker_actor> workers;
-    std::vector<int> devices(spec.devices.begin() + static_cast<std::ptrdiff_t>(m * ranks),
-                             spec.devices.begin() + static_cast<std::ptrdiff_t>((m + 1) * ranks));
-    for (std::size_t rank = 0; rank < ranks; ++rank) {
-      const WorkerPlace place{devices[rank], static_cast<int>(rank), group};
-      workers.push_back(spawn_worker(sys, [make = spec.make_runner, place] { return make(place); },
-                                     spec.engine.eos_token_ids));
+    if (!spec.make_group) continue;
+    TensorParallelGroup group = spec.make_group();
+    if (spec.remote.count > 0 && group.cpu) {
+      hubs[m] = spawn_collective_hub(sys, group.ranks);
+      group.cpu = hub_collectives(sys, hubs[m], group.ranks, spec.step_timeout);
     }
-    all_workers.insert(all_workers.end(), workers.begin(), workers.end());
-    groups.push_back(spawn_worker_group(sys, std::move(workers), std::move(devices)));
+    nccl_ids[m].assign(group.nccl_id.begin(), group.nccl_id.end());
+    tp_groups[m] = std::make_shared<const TensorParallelGroup>(std::move(group));
   }
   caf::scoped_actor self{sys};
+  std::vector<caf::actor> stop;  // what a failed start stops
+  const auto fail = [&](const std::string& error) {
+    for (const caf::actor& a : stop) self->send_exit(a, caf::exit_reason::user_shutdown);
+    throw Error(error);
+  };
+  join_door_actor door;
+  std::string address;
+  if (spec.remote.count > 0) {
+    std::vector<caf::actor> hub_handles;
+    for (const collective_hub_actor& h : hubs) hub_handles.push_back(caf::actor_cast<caf::actor>(h));
+    door = open_join_door(sys, spec, static_cast<int>(ranks), static_cast<int>(local), nccl_ids,
+                          hub_handles, address);
+    stop.push_back(caf::actor_cast<caf::actor>(door));
+  }
+  for (const collective_hub_actor& h : hubs)
+    if (h) stop.push_back(caf::actor_cast<caf::actor>(h));
+  std::vector<std::vector<GroupMember>> members(replicas);
+  for (std::size_t g = 0; g < local; ++g) {
+    const std::size_t m = g / ranks, rank = g % ranks;
+    const WorkerPlace place{spec.devices[g], static_cast<int>(rank), tp_groups[m]};
+    worker_actor w = spawn_worker(sys, [make = spec.make_runner, place] { return make(place); },
+                                  spec.engine.eos_token_ids);
+    stop.push_back(caf::actor_cast<caf::actor>(w));
+    members[m].push_back({static_cast<std::int32_t>(rank), w,
+                          rank_name(static_cast<int>(m), static_cast<int>(rank),
+                                    static_cast<int>(replicas)) +
+                              " (device " + std::to_string(spec.devices[g]) + ")"});
+  }
+  if (door) {
+    std::string error;
+    self->request(door, caf::infinite, wait_atom_v)
+        .receive(
+            [&](GroupMembers& joined) {
+              std::size_t g = local;
+              for (GroupMember& member : joined.members) {
+                stop.push_back(caf::actor_cast<caf::actor>(member.worker));
+                members[g++ / ranks].push_back(std::move(member));
+              }
+            },
+            [&](caf::error& err) { error = error_text(sys, err); });
+    if (!error.empty()) fail(error);
+  }
+  std::vector<worker_actor> groups;
+  for (std::size_t m = 0; m < replicas; ++m) {
+    groups.push_back(spawn_worker_group(sys, std::move(members[m]), hubs[m]));
+    stop.push_back(caf::actor_cast<caf::actor>(groups.back()));
+  }
   WorkerReady ready;
   std::string error;
   for (std::size_t m = 0; m < replicas && error.empty(); ++m)
@@ -169,30 +267,41 @@ engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec) {
               error = (replicas > 1 ? "replica " + std::to_string(m) + ": " : std::string()) +
                       error_text(sys, err);
             });
-  if (!error.empty()) {
-    for (const worker_actor& w : all_workers) self->send_exit(w, caf::exit_reason::user_shutdown);
-    for (const worker_actor& g : groups) self->send_exit(g, caf::exit_reason::user_shutdown);
-    throw Error(error);
-  }
+  if (!error.empty()) fail(error);
   if (spec.engine.cache.num_blocks == 0)
     spec.engine.cache.num_blocks = static_cast<int>(ready.num_blocks);
   const CacheConfig& cache = spec.engine.cache;
   std::string devices;
   for (int d : spec.devices) devices += (devices.empty() ? "" : ", ") + std::to_string(d);
-  if (spec.devices.size() > 1)
+  devices = spec.devices.empty() ? "" : "device" + std::string(spec.devices.size() > 1 ? "s " : " ") + devices;
+  if (spec.remote.count > 0)
+    devices += (devices.empty() ? "" : " and ") + std::to_string(spec.remote.count) + " remote worker" +
+               (spec.remote.count > 1 ? "s" : "");
+  if (total > 1)
     devices += " (" + std::to_string(replicas) + " replica" + (replicas > 1 ? "s" : "") + " of " +
                std::to_string(ranks) + " tensor-parallel rank" + (ranks > 1 ? "s" : "") + ")";
   log_line(LogLevel::info,
-           log_format("ready: KV cache of %d blocks x %d tokens (%lld tokens) on device%s %s, "
+           log_format("ready: KV cache of %d blocks x %d tokens (%lld tokens) on %s, "
                       "prefix caching %s, at most %d sequences and %d tokens a step, "
                       "max_model_len %d",
                       cache.num_blocks, cache.block_size,
-                      static_cast<long long>(cache.num_blocks) * cache.block_size,
-                      spec.devices.size() > 1 ? "s" : "", devices.c_str(),
+                      static_cast<long long>(cache.num_blocks) * cache.block_size, devices.c_str(),
                       cache.enable_prefix_caching ? "on" : "off", spec.engine.scheduler.max_num_seqs,
                       spec.engine.scheduler.max_num_batched_tokens,
                       spec.engine.scheduler.max_model_len));
-  return spawn_engine(sys, spec, ready.vocab_size, std::move(groups));
+  engine_actor engine = spawn_engine(sys, spec, ready.vocab_size, groups);
+  if (door) {
+    self->send(door, std::move(groups));
+    // The door and the hubs end with the engine (its workers are linked to it).
+    std::vector<caf::actor> helpers;
+    helpers.push_back(caf::actor_cast<caf::actor>(door));
+    for (const collective_hub_actor& h : hubs)
+      if (h) helpers.push_back(caf::actor_cast<caf::actor>(h));
+    caf::actor_cast<caf::abstract_actor*>(engine)->attach_functor([helpers] {
+      for (const caf::actor& a : helpers) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    });
+  }
+  return engine;
 }
 
 bool is_request_refused(const caf::error& err) {
@@ -203,6 +312,11 @@ bool is_request_refused(const caf::error& err) {
 bool is_device_lost(const caf::error& err) {
   return err.category() == runtime_error_category &&
          err.code() == static_cast<std::uint8_t>(RuntimeErrorCode::device_lost);
+}
+
+bool is_worker_lost(const caf::error& err) {
+  return err.category() == runtime_error_category &&
+         err.code() == static_cast<std::uint8_t>(RuntimeErrorCode::worker_lost);
 }
 
 std::string error_text(caf::actor_system& sys, const caf::error& err) {

@@ -30,14 +30,26 @@ struct WorkerPlace {
   std::shared_ptr<const TensorParallelGroup> group;  // null: a group of one
 };
 
+// The ranks `minivllm worker` processes run (parallel.remote_workers): the last ones, after the
+// local ranks on `devices`.
+struct RemoteWorkers {
+  int count = 0;
+  HostPort listen;     // parallel.listen
+  std::string token;   // parallel.join_token_file's secret
+  std::chrono::seconds join_timeout{120};
+  std::string config_toml;  // the configuration a worker's process loads (JoinGrant)
+};
+
 struct RuntimeSpec {
   EngineConfig engine;
   std::shared_ptr<const Tokenizer> tokenizer;  // null: token-id prompts only, no text
   ChatRenderer chat;  // empty: no chat messages (the model family's format for the tokenizer)
   SamplingDefaults sampling_defaults;  // for the fields a request leaves unset
   // One worker per entry, each on its device (parallel.devices), replica by replica: replica m's
-  // rank r on devices[m * ranks + r], ranks = devices.size() / data_parallel_size.
+  // rank r is worker m * ranks + r, ranks = (devices.size() + remote.count) / data_parallel_size;
+  // the workers past devices.size() are remote.
   std::vector<int> devices{0};
+  RemoteWorkers remote;  // ranks after those on `devices`
   int data_parallel_size = 1;  // replicas, each a scheduler and a worker group
   // The group a replica's ranks share, made once per replica and start (empty: the workers are
   // not a tensor-parallel group, each runs the whole model).

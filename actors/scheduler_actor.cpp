@@ -7,6 +7,7 @@
 
 #include <minivllm/actors/runtime.hpp>
 
+#include "actors/remote_messages.hpp"
 #include "actors/runtime_error.hpp"
 #include "engine/engine_core.hpp"
 
@@ -21,6 +22,8 @@ struct SchedulerState {
   worker_actor worker;
   std::chrono::milliseconds step_timeout;
   std::string device_lost;  // not empty: the worker lost its device; nothing runs any more
+  std::string worker_lost;  // not empty: a worker of the group is lost; nothing runs until one
+                            // joins in its place
 };
 
 using pointer = scheduler_actor::stateful_pointer<SchedulerState>;
@@ -29,6 +32,27 @@ void send_outputs(pointer self, StepOutputs& out) {
   if (!out.admitted.empty() || !out.prompt_logprobs.empty() || !out.tokens.empty() ||
       !out.updates.empty())
     self->send(self->state.engine, std::move(out));
+}
+
+void advance(pointer self);
+
+// A worker of the group is lost: every request ends with `error`, and none is taken until the
+// group is whole again. The new worker's KV cache holds none of the cached prefixes: the
+// scheduler forgets them then.
+void lose_worker(pointer self, const std::string& error) {
+  auto& st = self->state;
+  st.worker_lost = error;
+  StepOutputs out;
+  st.core->fail_all(error, out);
+  send_outputs(self, out);
+  self->request(caf::actor_cast<worker_group_actor>(st.worker), caf::infinite, restore_atom_v)
+      .then([self](bool) {
+        auto& st = self->state;
+        st.core->forget_cached_prefixes();
+        st.worker_lost.clear();
+        advance(self);
+      },
+      [](caf::error&) {});  // the group is gone: so is the runtime
 }
 
 // Keeps the worker fed: every step the core has for it now.
@@ -43,7 +67,7 @@ void advance(pointer self) {
         .then(
             [self](StepResult& result) {
               auto& st = self->state;
-              if (!st.device_lost.empty()) return;
+              if (!st.device_lost.empty() || !st.worker_lost.empty()) return;
               StepOutputs out;
               st.core->complete(result, out);
               send_outputs(self, out);
@@ -52,7 +76,9 @@ void advance(pointer self) {
             },
             [self, step](caf::error& err) {
               auto& st = self->state;
-              if (!st.device_lost.empty()) return;  // ended with the step that lost it
+              // Ended with the step that lost it.
+              if (!st.device_lost.empty() || !st.worker_lost.empty()) return;
+              if (is_worker_lost(err)) return lose_worker(self, error_text(self->system(), err));
               StepOutputs out;
               if (is_device_lost(err)) {
                 st.device_lost = error_text(self->system(), err);
@@ -93,6 +119,10 @@ scheduler_actor spawn_scheduler(caf::actor_system& sys, const EngineConfig& conf
             [self](SeqRequest& req) -> caf::result<bool> {
               if (!self->state.device_lost.empty())
                 return device_lost_error(self->state.device_lost);
+              if (!self->state.worker_lost.empty())
+                return worker_lost_error("the engine cannot take requests now: " +
+                                         self->state.worker_lost +
+                                         "; it waits for a worker to join in its place");
               try {
                 self->state.core->add(req);
               } catch (const std::exception& e) {

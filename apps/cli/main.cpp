@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   minivllm::cli::add_tokenize_commands(app);
   minivllm::cli::add_generate_command(app);
   minivllm::cli::add_serve_command(app);
+  minivllm::cli::add_worker_command(app);
   minivllm::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);

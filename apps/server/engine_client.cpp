@@ -16,7 +16,8 @@ namespace {
 
 // The failure handed to a callback; a lost device is noted first.
 EngineFailure failure_of(caf::actor_system& sys, LostDevice& lost, const caf::error& err) {
-  EngineFailure f{is_request_refused(err), is_device_lost(err), error_text(sys, err)};
+  EngineFailure f{is_request_refused(err), is_device_lost(err), is_worker_lost(err),
+                  error_text(sys, err)};
   if (f.device_lost) {
     std::lock_guard lock(lost.mutex);
     if (lost.reason.empty()) lost.reason = f.message;

@@ -15,7 +15,11 @@ namespace minivllm::server {
 struct EngineFailure {
   bool refused = false;
   bool device_lost = false;  // the engine can run nothing more and has stopped
+  bool worker_lost = false;  // a worker of the engine is lost: it serves again once one joins
   std::string message;
+
+  // The HTTP status: 400 for the client's request, 503 while a worker is lost, else 500.
+  int status() const { return refused ? 400 : worker_lost ? 503 : 500; }
 };
 
 struct RequestCallbacks {

@@ -187,7 +187,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
     prompts_[prompt].done = true;
     if (!failed_) {
       failed_ = true;
-      const ApiError e(f.refused ? 400 : 500, f.message);
+      const ApiError e(f.status(), f.message);
       log_line(LogLevel::info, head_.id + ": " + (f.refused ? "refused: " : "failed: ") + f.message);
       for (const PromptState& other : prompts_)
         if (!other.done) shared_->engine.abort(other.request_id);
@@ -368,7 +368,7 @@ void OpenAiServer::handle(HttpRequest request, std::shared_ptr<Exchange> exchang
                                        {"tokens", ids}, {"token_strs", nullptr}});
           },
           [exchange](const EngineFailure& f) {
-            send_error(*exchange, ApiError(f.refused ? 400 : 500, f.message));
+            send_error(*exchange, ApiError(f.status(), f.message));
           });
       return;
     }

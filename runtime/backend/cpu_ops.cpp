@@ -45,7 +45,7 @@ void require_cache(const Tensor& cache, const std::string& op) {
 
 }  // namespace
 
-CpuOps::CpuOps(std::shared_ptr<CpuCollectives> group, int rank)
+CpuOps::CpuOps(std::shared_ptr<HostCollectives> group, int rank)
     : group_(std::move(group)), rank_(rank) {
   if (group_ != nullptr && (rank < 0 || rank >= group_->ranks()))
     throw Error("CpuOps: rank " + std::to_string(rank) + " outside a group of " +
@@ -60,7 +60,7 @@ CpuOps::~CpuOps() {
 std::unique_ptr<StepRunner> CpuOps::make_step_runner(StepForward forward) {
   if (group_ == nullptr) return Ops::make_step_runner(std::move(forward));
   struct GroupStep final : StepRunner {
-    GroupStep(StepForward f, CpuCollectives& g, int r) : forward(std::move(f)), group(g), rank(r) {}
+    GroupStep(StepForward f, HostCollectives& g, int r) : forward(std::move(f)), group(g), rank(r) {}
     Tensor run(const Batch& batch) override {
       group.begin_step();
       try {
@@ -71,7 +71,7 @@ std::unique_ptr<StepRunner> CpuOps::make_step_runner(StepForward forward) {
       }
     }
     StepForward forward;
-    CpuCollectives& group;
+    HostCollectives& group;
     int rank;
   };
   return std::make_unique<GroupStep>(std::move(forward), *group_, rank_);

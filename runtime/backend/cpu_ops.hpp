@@ -5,7 +5,7 @@
 
 #include <minivllm/ops.hpp>
 
-#include "backend/cpu_collectives.hpp"
+#include "backend/host_collectives.hpp"
 
 namespace minivllm {
 
@@ -14,14 +14,14 @@ class CpuOps final : public Ops {
   // A group of one.
   CpuOps() = default;
   // Rank `rank` of `group`'s tensor-parallel ranks (each a thread with its own CpuOps).
-  CpuOps(std::shared_ptr<CpuCollectives> group, int rank);
+  CpuOps(std::shared_ptr<HostCollectives> group, int rank);
   CpuOps(const CpuOps&) = delete;
   CpuOps& operator=(const CpuOps&) = delete;
   // Closes the group: the other ranks' steps fail rather than wait for this one.
   ~CpuOps() override;
 
   Device device() const override { return Device::cpu; }
-  // Each step begins with every rank (CpuCollectives::begin_step); a step that throws aborts
+  // Each step begins with every rank (HostCollectives::begin_step); a step that throws aborts
   // the others' collectives.
   std::unique_ptr<StepRunner> make_step_runner(StepForward forward) override;
 
@@ -47,7 +47,7 @@ class CpuOps final : public Ops {
   Tensor all_gather(const Tensor& x) override;
 
  private:
-  std::shared_ptr<CpuCollectives> group_;  // null: a group of one
+  std::shared_ptr<HostCollectives> group_;  // null: a group of one
   int rank_ = 0;
 };
 

@@ -5,7 +5,7 @@
 
 namespace minivllm {
 
-class CpuCollectives;
+class HostCollectives;
 
 // ncclUniqueId's bytes (NCCL_UNIQUE_ID_BYTES), without NCCL's header.
 using NcclUniqueId = std::array<char, 128>;
@@ -15,7 +15,7 @@ using NcclUniqueId = std::array<char, 128>;
 // rank's make_ops. Each rank's ops then carry the group's collectives.
 struct TensorParallelGroup {
   int ranks = 1;
-  std::shared_ptr<CpuCollectives> cpu;  // the cpu backend's: its ranks are threads
+  std::shared_ptr<HostCollectives> cpu;  // the cpu backend's
   NcclUniqueId nccl_id{};               // the cuda backend's: each rank joins NCCL with it
 };
 

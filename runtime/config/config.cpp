@@ -135,6 +135,22 @@ Key path_list_key(std::string section, std::string name, Field<std::vector<fs::p
           }};
 }
 
+// "HOST:PORT", checked by parse_host_port.
+Key host_port_key(std::string section, std::string name, Field<std::string> field) {
+  return {std::move(section), std::move(name), "a \"HOST:PORT\" string (PORT in [0, 65535])", true,
+          [=](const toml::node& v, const Origin&, Config& c) {
+            auto s = v.value_exact<std::string>();
+            if (!s) return false;
+            try {
+              parse_host_port(*s, "");
+            } catch (const Error&) {
+              return false;
+            }
+            field(c) = *s;
+            return true;
+          }};
+}
+
 // An array of distinct integers in [0, kIntMax], at least one.
 Key index_list_key(std::string section, std::string name, Field<std::vector<std::int64_t>> field) {
   return {std::move(section), std::move(name),
@@ -200,6 +216,15 @@ const std::vector<Key>& schema() {
                   kMaxParallelSize),
       index_list_key("parallel", "devices",
                      [](Config& c) -> std::vector<std::int64_t>& { return c.parallel.devices; }),
+      integer_key("parallel", "remote_workers",
+                  [](Config& c) -> std::int64_t& { return c.parallel.remote_workers; }, 0,
+                  kMaxParallelSize * kMaxParallelSize),
+      host_port_key("parallel", "listen",
+                    [](Config& c) -> std::string& { return c.parallel.listen; }),
+      path_key("parallel", "join_token_file",
+               [](Config& c) -> fs::path& { return c.parallel.join_token_file; }),
+      integer_key("parallel", "join_timeout_s",
+                  [](Config& c) -> std::int64_t& { return c.parallel.join_timeout_s; }, 1, 86400),
       integer_key("server", "max_body_bytes",
                   [](Config& c) -> std::int64_t& { return c.server.max_body_bytes; }, 1,
                   std::int64_t{1} << 40),
@@ -397,18 +422,35 @@ Config finish(Config config, std::vector<std::string>& errors, const std::vector
     errors.push_back(name + ": model.path is required (set it in [model] or with --set model.path=DIR)");
   std::vector<std::int64_t>& devices = config.parallel.devices;
   const bool cpu = config.runtime.backend == Backend::cpu;
-  const std::int64_t workers =
-      config.parallel.tensor_parallel_size * config.parallel.data_parallel_size;
-  if (errors.empty() && devices.empty()) {  // unset: the first N*M devices (the host on the cpu)
-    devices.resize(cpu ? 1 : static_cast<std::size_t>(workers));
+  const ParallelOptions& parallel = config.parallel;
+  const std::int64_t workers = parallel.tensor_parallel_size * parallel.data_parallel_size;
+  if (errors.empty() && parallel.remote_workers > workers)
+    errors.push_back(name + ": parallel.remote_workers = " + std::to_string(parallel.remote_workers) +
+                     " is more than the " + std::to_string(workers) +
+                     " ranks (tensor_parallel_size x data_parallel_size)");
+  if (errors.empty() && parallel.remote_workers > 0 &&
+      (parallel.listen.empty() || parallel.join_token_file.empty()))
+    errors.push_back(name + ": parallel.remote_workers = " + std::to_string(parallel.remote_workers) +
+                     " needs parallel.listen (\"HOST:PORT\" for the workers to connect to) and "
+                     "parallel.join_token_file (the secret they prove)");
+  if (errors.empty() && parallel.remote_workers == 0 && !parallel.listen.empty())
+    errors.push_back(name + ": parallel.listen is set, but parallel.remote_workers is 0: no worker "
+                     "would join");
+  // This process's ranks: the others are remote.
+  const std::int64_t local = workers - parallel.remote_workers;
+  if (errors.empty() && devices.empty()) {  // unset: the first devices (the host on the cpu)
+    devices.resize(cpu ? 1 : static_cast<std::size_t>(local));
     for (std::size_t i = 0; i < devices.size(); ++i) devices[i] = static_cast<std::int64_t>(i);
   }
-  if (errors.empty() && !cpu && static_cast<std::int64_t>(devices.size()) != workers)
+  if (errors.empty() && !cpu && static_cast<std::int64_t>(devices.size()) != local)
     errors.push_back(name + ": parallel.devices lists " + std::to_string(devices.size()) +
                      " devices, but parallel.tensor_parallel_size x data_parallel_size is " +
-                     std::to_string(config.parallel.tensor_parallel_size) + " x " +
-                     std::to_string(config.parallel.data_parallel_size) +
-                     ": one device per worker");
+                     std::to_string(parallel.tensor_parallel_size) + " x " +
+                     std::to_string(parallel.data_parallel_size) +
+                     (parallel.remote_workers > 0
+                          ? ", less " + std::to_string(parallel.remote_workers) + " remote workers"
+                          : std::string()) +
+                     ": one device per worker of this process");
   if (errors.empty() && cpu && devices != std::vector<std::int64_t>{0})
     errors.push_back(name + ": parallel.devices names CUDA devices, and runtime.backend is \"cpu\" "
                      "(leave it unset or [0] there: every rank runs on the host)");
@@ -462,11 +504,58 @@ std::int64_t resolve_max_model_len(const Config& config, const ModelConfig& mode
 
 std::string_view backend_name(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
 
+HostPort parse_host_port(const std::string& text, const std::string& what) {
+  const auto bad = [&](const std::string& why) {
+    return Error((what.empty() ? std::string() : what + ": ") + "'" + text + "' is not HOST:PORT (" +
+                 why + ")");
+  };
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string::npos) throw bad("no ':PORT'");
+  HostPort out;
+  out.host = text.substr(0, colon);
+  if (out.host.size() >= 2 && out.host.front() == '[' && out.host.back() == ']')
+    out.host = out.host.substr(1, out.host.size() - 2);
+  else if (out.host.find(':') != std::string::npos)
+    throw bad("an IPv6 address goes in brackets: [::1]:PORT");
+  if (out.host.empty()) out.host = "127.0.0.1";
+  const std::string port = text.substr(colon + 1);
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stol(port) > 65535)
+    throw bad("PORT must be an integer in [0, 65535]");
+  out.port = static_cast<std::uint16_t>(std::stol(port));
+  return out;
+}
+
+std::string read_join_token(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error("join token file " + file.string() + ": cannot open");
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string token = text.str();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  // HMAC keys shorter than this are guessable offline from one captured proof.
+  constexpr std::size_t kMinTokenBytes = 16;
+  if (token.size() < kMinTokenBytes)
+    throw Error("join token file " + file.string() + ": holds " + std::to_string(token.size()) +
+                " bytes, fewer than " + std::to_string(kMinTokenBytes) +
+                " (make one with: head -c 32 /dev/urandom | base64 > FILE)");
+  return token;
+}
+
 std::string to_toml(const Config& c) {
   toml::array plugin_dirs;
   for (const fs::path& p : c.runtime.plugin_dirs) plugin_dirs.push_back(fs::absolute(p).string());
   toml::array devices;
   for (std::int64_t d : c.parallel.devices) devices.push_back(d);
+  // Unset keys are left out: an empty value would not read back.
+  toml::table parallel{{"tensor_parallel_size", c.parallel.tensor_parallel_size},
+                       {"data_parallel_size", c.parallel.data_parallel_size},
+                       {"remote_workers", c.parallel.remote_workers},
+                       {"join_timeout_s", c.parallel.join_timeout_s}};
+  if (!devices.empty()) parallel.insert("devices", devices);
+  if (!c.parallel.listen.empty()) parallel.insert("listen", c.parallel.listen);
+  if (!c.parallel.join_token_file.empty())
+    parallel.insert("join_token_file", fs::absolute(c.parallel.join_token_file).string());
   toml::table root{
       {"model", toml::table{{"path", fs::absolute(c.model.path).string()},
                             {"dtype", c.model.dtype == DType::f32 ? "float32" : "bfloat16"},
@@ -484,9 +573,7 @@ std::string to_toml(const Config& c) {
       {"scheduler", toml::table{{"max_num_seqs", c.scheduler.max_num_seqs},
                                 {"max_num_batched_tokens", c.scheduler.max_num_batched_tokens},
                                 {"enable_chunked_prefill", c.scheduler.enable_chunked_prefill}}},
-      {"parallel", toml::table{{"tensor_parallel_size", c.parallel.tensor_parallel_size},
-                               {"data_parallel_size", c.parallel.data_parallel_size},
-                               {"devices", devices}}},
+      {"parallel", parallel},
       {"server", toml::table{{"max_body_bytes", c.server.max_body_bytes},
                              {"max_header_bytes", c.server.max_header_bytes},
                              {"max_headers", c.server.max_headers},

@@ -193,4 +193,13 @@ std::string BlockManager::check_invariants(std::span<const Sequence* const> hold
   return "";
 }
 
+
+void BlockManager::forget_cached_blocks() {
+  for (Block& b : blocks_)
+    if (b.hashed && b.ref_count == 0) {
+      cached_.erase(b.hash);
+      b.hashed = false;
+    }
+}
+
 }  // namespace minivllm

@@ -55,6 +55,10 @@ class BlockManager {
   // Drops seq's references; its cached blocks stay matchable until the pool reuses them.
   void free(Sequence& seq);
 
+  // Makes every free block unmatchable: their KV is gone (a worker that joined in a lost one's
+  // place starts with an empty cache). Blocks still held keep their hash.
+  void forget_cached_blocks();
+
   // Prefix-cache counters, in tokens: looked up at admission, and found in the cache.
   std::uint64_t prefix_cache_queries() const { return queries_; }
   std::uint64_t prefix_cache_hits() const { return hits_; }

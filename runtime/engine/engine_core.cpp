@@ -556,6 +556,8 @@ void EngineCore::fail_all(const std::string& error, StepOutputs& out) {
   minivllm::fail_all(st, error, out);
 }
 
+void EngineCore::forget_cached_prefixes() { st_->scheduler->forget_cached_prefixes(); }
+
 bool EngineCore::has_unfinished() const { return st_->scheduler->has_unfinished(); }
 bool EngineCore::step_running() const { return !st_->in_flight.empty(); }
 const Scheduler& EngineCore::scheduler() const { return *st_->scheduler; }

@@ -55,6 +55,9 @@ class EngineCore {
   // The worker can run nothing more: the steps at it are dropped and every request ends with
   // `error`.
   void fail_all(const std::string& error, StepOutputs& out);
+  // The worker's KV cache lost what the free blocks held (a worker joined in a lost one's
+  // place): no later request matches a prefix cached before.
+  void forget_cached_prefixes();
 
   bool has_unfinished() const;
   bool step_running() const;

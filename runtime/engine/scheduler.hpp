@@ -59,6 +59,8 @@ class Scheduler {
   const SchedulerConfig& config() const { return config_; }
   std::uint64_t num_preemptions() const { return num_preemptions_; }  // since construction
   const BlockManager& block_manager() const { return blocks_; }
+  // The KV of the free blocks is gone (BlockManager::forget_cached_blocks).
+  void forget_cached_prefixes() { blocks_.forget_cached_blocks(); }
 
   // "" when the block pool agrees with the running sequences (BlockManager::check_invariants).
   std::string check_invariants() const;

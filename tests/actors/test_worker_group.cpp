@@ -94,7 +94,7 @@ TEST(WorkerGroup, AFailedStepNamesTheWorkerAndTheRuntimeServesOn) {
   for (const GenerateResult& r : llm.generate(first)) {
     if (r.ok()) continue;
     ++failed;
-    EXPECT_NE(r.error.find("worker 1 (device 1)"), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("worker rank 1 (device 1)"), std::string::npos) << r.error;
     EXPECT_NE(r.error.find("injected failure in step 3"), std::string::npos) << r.error;
   }
   EXPECT_GT(failed, 0);
@@ -113,7 +113,7 @@ TEST(WorkerGroup, AWorkerThatCannotLoadIsNamed) {
     LLM llm(two_workers(300, 300, 0, "out of device memory"));
     FAIL() << "the runtime started without worker 1";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("worker 1 (device 1): out of device memory"),
+    EXPECT_NE(std::string(e.what()).find("worker rank 1 (device 1): out of device memory"),
               std::string::npos)
         << e.what();
   }

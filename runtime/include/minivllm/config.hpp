@@ -53,6 +53,12 @@ struct ParallelOptions {
   // replica by replica); unset, 0 .. N*M-1. On the cpu backend [0]: every rank is a thread on
   // the host.
   std::vector<std::int64_t> devices;
+  // Ranks run by `minivllm worker` processes that join this engine (the last ones, in join
+  // order); this process runs the others, on `devices`.
+  std::int64_t remote_workers = 0;
+  std::string listen;                      // "HOST:PORT" the workers connect to (HOST: loopback)
+  std::filesystem::path join_token_file;   // the secret a worker must prove
+  std::int64_t join_timeout_s = 120;       // for the workers to join at start-up
 };
 
 // `minivllm serve`'s limits on what one client may send or ask for.
@@ -102,5 +108,18 @@ std::int64_t resolve_max_model_len(const Config& config, const ModelConfig& mode
 std::string to_toml(const Config& config);
 
 std::string_view backend_name(Backend b);
+
+// "HOST:PORT" (HOST may be empty: 127.0.0.1; "[::1]:PORT" for IPv6) as its parts. Throws
+// minivllm::Error naming `what` (the key or option it came from).
+struct HostPort {
+  std::string host;
+  std::uint16_t port = 0;
+};
+HostPort parse_host_port(const std::string& text, const std::string& what);
+
+// The secret in a join token file (parallel.join_token_file, `minivllm worker --token-file`),
+// without a trailing newline. Throws minivllm::Error naming the file when it cannot be read or
+// holds fewer than 16 bytes.
+std::string read_join_token(const std::filesystem::path& file);
 
 }  // namespace minivllm

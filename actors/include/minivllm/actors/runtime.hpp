@@ -13,7 +13,9 @@
 // (optional) gets the deltas as they come (RequestDelta: new tokens and text, whatever the
 // request's output_kind; none for output_kind final_only). A requester that goes away has its
 // requests aborted.
+#include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -57,6 +59,22 @@ engine_actor spawn_runtime(caf::actor_system& sys, const Config& config);
 // The same from prepared parts (the tests give fake model runners this way).
 engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec);
 
+// `minivllm worker`: one rank of an engine in another process (parallel.remote_workers). It
+// connects to the engine at `engine` (retrying for `connect_timeout`: the engine may start
+// later), proves the token in `token_file`, loads the rank the engine grants with the engine's
+// configuration (`overrides` may set model.path, runtime.plugin_dirs and parallel.devices, the
+// keys that differ between hosts), and serves it until the engine ends (returns) or its worker
+// stops. Throws minivllm::Error: no engine there, the token refused, a bad override, the
+// model not loading.
+struct WorkerJoin {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  std::filesystem::path token_file;
+  std::vector<std::string> overrides;
+  std::chrono::seconds connect_timeout{60};
+};
+void run_worker(caf::actor_system& sys, const WorkerJoin& join);
+
 // The text of an error the runtime answered with.
 std::string error_text(caf::actor_system& sys, const caf::error& err);
 
@@ -68,5 +86,10 @@ bool is_request_refused(const caf::error& err);
 // poisoned the context). The engine then answers every request with such an error and stops;
 // only a new process can use the device again.
 bool is_device_lost(const caf::error& err);
+
+// Whether the runtime refused or failed a request because a worker of its replica is lost (a
+// remote worker that died or disconnected): the replica serves again once a worker joins in its
+// place (`minivllm worker`).
+bool is_worker_lost(const caf::error& err);
 
 }  // namespace minivllm

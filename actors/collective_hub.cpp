@@ -136,18 +136,24 @@ class HubCollectives final : public HostCollectives {
   void close(const std::string& why) override { caf::anon_send(hub_, lost_atom_v, why); }
 
  private:
+  // An asynchronous send and a receive that also watches the hub: a hub that stops, or whose
+  // process drops the connection, ends the wait at once (a request's receive would sit out the
+  // whole timeout). The hub's answer to an asynchronous message comes back as one.
   std::vector<float> call(CollectiveCall c) {
     caf::scoped_actor self{sys_};
+    self->monitor(hub_);
+    self->send(hub_, std::move(c));
     std::vector<float> out;
     std::string error;
-    self->request(hub_, timeout_, std::move(c))
-        .receive([&](std::vector<float>& result) { out = std::move(result); },
-                 [&](caf::error& err) {
-                   error = err == caf::sec::request_timeout
-                               ? "no answer within " + std::to_string(timeout_.count()) +
-                                     " ms (runtime.step_timeout_s)"
-                               : error_text(sys_, err);
-                 });
+    self->receive([&](std::vector<float>& result) { out = std::move(result); },
+                  [&](caf::error& err) { error = error_text(sys_, err); },
+                  [&](caf::down_msg& down) {
+                    error = "the collectives hub is gone (" + sys_.render(down.reason) + ")";
+                  },
+                  caf::after(timeout_) >> [&] {
+                    error = "no answer within " + std::to_string(timeout_.count()) +
+                            " ms (runtime.step_timeout_s)";
+                  });
     if (!error.empty()) throw Error("tensor-parallel collective: " + error);
     return out;
   }
@@ -164,6 +170,15 @@ collective_hub_actor spawn_collective_hub(caf::actor_system& sys, int ranks) {
   return sys.spawn(
       [](pointer self, int ranks) -> collective_hub_actor::behavior_type {
         self->state.ranks = ranks;
+        // Stopping (the engine stops): no rank is left waiting for an answer.
+        self->set_exit_handler([self](caf::exit_msg& msg) {
+          auto& st = self->state;
+          const std::string why = "the engine stopped";
+          st.fail_meeting(why);
+          for (promise& p : st.starting) p.deliver(runtime_error(why));
+          st.starting.clear();
+          self->quit(msg.reason);
+        });
         return {
             [self](CollectiveCall& call) { return on_call(self, call); },
             [self](abort_atom, const std::string& why) {

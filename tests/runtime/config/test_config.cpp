@@ -150,6 +150,69 @@ TEST_F(ConfigTest, ParallelDevicesNameOneCudaDevicePerRank) {
             std::string::npos) << e;
 }
 
+TEST_F(ConfigTest, RemoteWorkersTakeTheLastRanksAndNeedAListenerAndAToken) {
+  const fs::path cuda = write("[model]\npath = \"m\"\n[runtime]\nbackend = \"cuda\"\n");
+  const std::vector<std::string> remote = {"parallel.tensor_parallel_size=4",
+                                           "parallel.remote_workers=3",
+                                           "parallel.listen=\"10.0.0.1:7000\"",
+                                           "parallel.join_token_file=token"};
+  Config c = load_config(cuda, remote);
+  EXPECT_EQ(c.parallel.devices, std::vector<std::int64_t>{0});  // the one local rank
+  EXPECT_EQ(c.parallel.remote_workers, 3);
+  EXPECT_EQ(c.parallel.join_timeout_s, 120);
+  EXPECT_EQ(c.parallel.listen, "10.0.0.1:7000");
+  // The resolved TOML reads back the same.
+  const Config again = parse_config(to_toml(c), "again", fs::current_path(), {});
+  EXPECT_EQ(again.parallel.listen, c.parallel.listen);
+  EXPECT_EQ(again.parallel.remote_workers, 3);
+  EXPECT_EQ(again.parallel.join_token_file, fs::absolute(c.parallel.join_token_file));
+  std::vector<std::string> sets = remote;
+  sets.push_back("parallel.devices=[0, 1]");
+  std::string e = error_of(cuda, sets);
+  EXPECT_NE(e.find("less 3 remote workers: one device per worker of this process"),
+            std::string::npos) << e;
+  e = error_of(cuda, {"parallel.remote_workers=2"});
+  EXPECT_NE(e.find("parallel.remote_workers = 2 is more than the 1 ranks"), std::string::npos) << e;
+  e = error_of(cuda, {"parallel.remote_workers=1"});
+  EXPECT_NE(e.find("needs parallel.listen"), std::string::npos) << e;
+  e = error_of(cuda, {"parallel.listen=\"127.0.0.1:7000\""});
+  EXPECT_NE(e.find("parallel.listen is set, but parallel.remote_workers is 0"), std::string::npos)
+      << e;
+  for (const char* bad : {"\"7000\"", "\"h:70000\"", "\"h:\"", "\"::1:80\"", "7000"}) {
+    e = error_of(cuda, {std::string("parallel.listen=") + bad});
+    EXPECT_NE(e.find("parallel.listen: expected a \"HOST:PORT\" string"), std::string::npos)
+        << bad << ": " << e;
+  }
+}
+
+TEST(HostPortTest, HostIsLoopbackUnlessNamed) {
+  EXPECT_EQ(parse_host_port(":80", "x").host, "127.0.0.1");
+  EXPECT_EQ(parse_host_port("[::1]:80", "x").host, "::1");
+  const HostPort hp = parse_host_port("node-a:65535", "x");
+  EXPECT_EQ(hp.host, "node-a");
+  EXPECT_EQ(hp.port, 65535);
+  try {
+    parse_host_port("node-a", "--connect");
+    FAIL() << "no port";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--connect: 'node-a' is not HOST:PORT"), std::string::npos);
+  }
+}
+
+TEST_F(ConfigTest, JoinTokensAreReadWithoutTheirNewlineAndMustBeLongEnough) {
+  const fs::path file = write("0123456789abcdef0123\n");
+  EXPECT_EQ(read_join_token(file), "0123456789abcdef0123");
+  write("secret\n");
+  try {
+    read_join_token(file);
+    FAIL() << "a 6-byte token";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("holds 6 bytes, fewer than 16"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(read_join_token(file.parent_path() / "none"), Error);
+}
+
 TEST_F(ConfigTest, UnknownSectionNamesFileAndLine) {
   fs::path file = write("[model]\npath = \"m\"\n\n[cach]\nblock_size = 16\n");
   std::string e = error_of(file);

@@ -73,6 +73,11 @@ caf::result<JoinGrant> on_proof(pointer self, JoinProof& proof) {
   if (slot == st.slots.end())
     return request_refused("refused: every remote rank of the engine is taken (parallel.remote_workers = " +
                            std::to_string(st.slots.size()) + ")");
+  if (!st.groups.empty() && !st.spec.nccl_ids[static_cast<std::size_t>(slot->replica)].empty())
+    return request_refused(
+        "refused: " + rank_name(slot->replica, slot->rank, st.replicas()) +
+        " was lost, and on the cuda backend a worker cannot take its place (the other ranks' "
+        "NCCL communicator would have to be rebuilt): restart the engine");
   slot->state = Slot::State::granted;
   slot->ticket = make_nonce();
   slot->name = proof.name;

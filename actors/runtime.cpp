@@ -201,7 +201,7 @@ engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec) {
       hubs[m] = spawn_collective_hub(sys, group.ranks);
       group.cpu = hub_collectives(sys, hubs[m], group.ranks, spec.step_timeout);
     }
-    nccl_ids[m].assign(group.nccl_id.begin(), group.nccl_id.end());
+    if (!group.cpu) nccl_ids[m].assign(group.nccl_id.begin(), group.nccl_id.end());
     tp_groups[m] = std::make_shared<const TensorParallelGroup>(std::move(group));
   }
   caf::scoped_actor self{sys};

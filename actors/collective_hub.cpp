@@ -36,11 +36,6 @@ struct HubState {
 
 using pointer = collective_hub_actor::stateful_pointer<HubState>;
 
-bool from_here(pointer self) {
-  const caf::strong_actor_ptr& sender = self->current_sender();
-  return sender != nullptr && sender->node() == self->node();
-}
-
 // Every rank's part is in: each gets the sum (or the gathered columns), computed once.
 void finish_meeting(HubState& st) {
   std::vector<const CollectiveCall*> by_rank(static_cast<std::size_t>(st.ranks), nullptr);
@@ -194,7 +189,7 @@ collective_hub_actor spawn_collective_hub(caf::actor_system& sys, int ranks) {
               st.starting.clear();
             },
             [self](restore_atom) {
-              if (!from_here(self)) return;  // only the group's own process restores it
+              if (!from_this_node(self)) return;  // only the group's own process restores it
               self->state.down.clear();
               self->state.broken.clear();
             },

@@ -52,11 +52,6 @@ struct DoorState {
 
 using pointer = join_door_actor::stateful_pointer<DoorState>;
 
-bool from_here(pointer self) {
-  const caf::strong_actor_ptr& sender = self->current_sender();
-  return sender != nullptr && sender->node() == self->node();
-}
-
 caf::result<JoinGrant> on_proof(pointer self, JoinProof& proof) {
   auto& st = self->state;
   const auto nonce = std::find(st.nonces.begin(), st.nonces.end(), proof.nonce);
@@ -164,21 +159,21 @@ join_door_actor spawn_join_door(caf::actor_system& sys, JoinDoorSpec spec) {
             [self](JoinedWorker& joined) { return on_joined(self, joined); },
             [self](wait_atom) -> caf::result<GroupMembers> {
               auto& st = self->state;
-              if (!from_here(self)) return request_refused("refused");
+              if (!from_this_node(self)) return request_refused("refused");
               if (st.all_joined()) return st.members();
               st.waiting = self->make_response_promise<GroupMembers>();
               self->delayed_send(self, st.spec.join_timeout, timeout_atom_v);
               return *st.waiting;
             },
             [self](std::vector<worker_actor>& groups) {
-              if (from_here(self)) self->state.groups = std::move(groups);
+              if (from_this_node(self)) self->state.groups = std::move(groups);
             },
             [self](std::string& address) {
-              if (from_here(self)) self->state.spec.address = std::move(address);
+              if (from_this_node(self)) self->state.spec.address = std::move(address);
             },
             [self](timeout_atom) {
               auto& st = self->state;
-              if (!from_here(self) || !st.waiting) return;
+              if (!from_this_node(self) || !st.waiting) return;
               std::string missing;
               std::size_t joined = 0;
               for (const Slot& s : st.slots) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <caf/scheduled_actor.hpp>
+
 #include "actors/internal_messages.hpp"
 
 namespace minivllm {
@@ -112,6 +114,13 @@ CAF_BEGIN_TYPE_ID_BLOCK(minivllm_remote, caf::id_block::minivllm_internal::end)
 CAF_END_TYPE_ID_BLOCK(minivllm_remote)
 
 namespace minivllm {
+
+// Whether the message `self` handles now comes from an actor of its own process: the messages
+// only the engine's own actors may send (membership, restore) are dropped otherwise.
+inline bool from_this_node(caf::scheduled_actor* self) {
+  const caf::strong_actor_ptr& sender = self->current_sender();
+  return sender != nullptr && sender->node() == self->node();
+}
 
 // The CPU backend's collectives of one replica whose ranks are not all threads of this process
 // (actors/collective_hub.hpp).

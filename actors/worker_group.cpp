@@ -34,11 +34,6 @@ struct GroupState {
 
 using pointer = worker_group_actor::stateful_pointer<GroupState>;
 
-bool from_here(pointer self) {
-  const caf::strong_actor_ptr& sender = self->current_sender();
-  return sender != nullptr && sender->node() == self->node();
-}
-
 // One fanned-out request: each worker's answer or error, then the promise once all are in (or
 // at once when a member is lost).
 template <class Answer>
@@ -167,7 +162,7 @@ worker_actor spawn_worker_group(caf::actor_system& sys, std::vector<GroupMember>
             },
             [self](lost_atom, std::int32_t rank, const std::string& why) {
               auto& st = self->state;
-              if (!from_here(self) || rank < 0 || rank >= static_cast<std::int32_t>(st.members.size()))
+              if (!from_this_node(self) || rank < 0 || rank >= static_cast<std::int32_t>(st.members.size()))
                 return;
               st.present[static_cast<std::size_t>(rank)] = false;
               if (st.lost.empty()) st.lost = why;
@@ -178,7 +173,7 @@ worker_actor spawn_worker_group(caf::actor_system& sys, std::vector<GroupMember>
             },
             [self](GroupMember& member) {
               auto& st = self->state;
-              if (!from_here(self) || member.rank < 0 ||
+              if (!from_this_node(self) || member.rank < 0 ||
                   member.rank >= static_cast<std::int32_t>(st.members.size()))
                 return;
               const std::size_t rank = static_cast<std::size_t>(member.rank);

@@ -184,8 +184,9 @@ class RemoteWorkersTest(unittest.TestCase):
         first = self.start(["worker", "--connect", address, "--token-file", self.token])
         port = int(server.wait_for(r"listening on http://[^:]+:(\d+)").group(1))
 
-        def post(body, stream=False):
+        def post(body):
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_S)
+            self.addCleanup(c.close)
             c.request("POST", "/v1/completions", json.dumps(body),
                       {"Content-Type": "application/json"})
             return c.getresponse()
@@ -211,6 +212,7 @@ class RemoteWorkersTest(unittest.TestCase):
         self.assertEqual(r.status, 503, body)
         self.assertIn("waits for a worker to join in its place", body)
         c = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_S)
+        self.addCleanup(c.close)
         c.request("GET", "/metrics")
         metrics = c.getresponse().read().decode()
         usage = re.search(r"^\S*kv_cache_usage_perc\S* (\S+)$", metrics, re.M)

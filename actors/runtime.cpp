@@ -95,6 +95,10 @@ RuntimeSpec runtime_spec(const Config& config) {
     Config worker = config;
     worker.parallel.remote_workers = ranks - 1;
     worker.parallel.devices.clear();
+    if (ranks == 1) {  // no other rank: nothing for the worker's view to listen for
+      worker.parallel.listen.clear();
+      worker.parallel.join_token_file.clear();
+    }
     remote.config_toml = to_toml(worker);
   }
   spec.log_level = config.runtime.log_level;

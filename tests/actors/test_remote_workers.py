@@ -165,6 +165,13 @@ class RemoteWorkersTest(unittest.TestCase):
     def test_seeded_outputs_equal_in_process(self):
         self.check_same_as_in_process(["--temperature", "0.8", "--seed", "7"])
 
+    def test_a_single_rank_in_a_worker_process(self):
+        # TP=1, no local rank: the worker's configuration has no other rank to wait for.
+        extra = ["--temperature", "0", "--set", "parallel.tensor_parallel_size=1"]
+        expected = self.outputs(self.start(generate_args() + config_args(extra)))
+        got = self.run_with_workers(extra, 1)
+        self.assertEqual([o["token_ids"] for o in got], [o["token_ids"] for o in expected])
+
     def test_wrong_token_refused_and_missing_rank_named(self):
         engine = self.start(generate_args() + config_args(remote_args(self.token, 1, timeout_s=4)))
         address = engine.wait_for(r"remote worker on (\S+) \(parallel.listen\)").group(1)

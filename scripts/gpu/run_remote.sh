@@ -35,16 +35,7 @@ with_worker() {
   return $status
 }
 summary() {  # summary LABEL JSON
-  python3 - "$1" "$2" <<'PY' | tee -a "$out/remote-summary.txt"
-import json, sys
-label, path = sys.argv[1], sys.argv[2]
-d = json.load(open(path))
-if d["bench"] == "latency":
-    d = d["levels"][0]
-tpot, ttft = d.get("tpot_ms"), d.get("ttft_ms")
-extra = f", TPOT p50 {tpot['p50']:.4f} ms, TTFT p50 {ttft['p50']:.3f} ms" if tpot and ttft else ""
-print(f"{label}: {d['output_tokens_per_s']:.0f} output tok/s{extra}")
-PY
+  python3 scripts/gpu/bench_summary.py "$1" "$2" | tee -a "$out/remote-summary.txt"
 }
 {
   "$MINIVLLM_BIN" generate "${config[@]}" "${prompts[@]}" --max-tokens 64 --temperature 0 --json \

@@ -1,0 +1,15 @@
+#!/usr/bin/env python3
+"""One line for a bench JSON (throughput, latency or serve): LABEL: tok/s[, TPOT and TTFT p50].
+
+Used by the scripts/gpu/run_*.sh scripts:  bench_summary.py LABEL JSON
+"""
+import json
+import sys
+
+label, path = sys.argv[1], sys.argv[2]
+d = json.load(open(path))
+if d["bench"] == "latency":
+    d = d["levels"][0]
+tpot, ttft = d.get("tpot_ms"), d.get("ttft_ms")
+extra = f", TPOT p50 {tpot['p50']:.4f} ms, TTFT p50 {ttft['p50']:.3f} ms" if tpot and ttft else ""
+print(f"{label}: {d['output_tokens_per_s']:.0f} output tok/s{extra}")

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/cpu/convert.hpp"
+#include "kernels/cpu/fp8.hpp"
 #include "kernels/cpu/parallel.hpp"
 
 namespace minivllm::cpu {
@@ -34,19 +35,29 @@ void check_ranges(const PagedAttentionArgs& a) {
   }
 }
 
+// Head `kv_head` of slot `slot` as f32: in the cache itself, or dequantized into `buffer`.
+const float* cached_head(const void* cache, const float* scales, std::int64_t slot,
+                         std::int64_t kv_head, const PagedAttentionArgs& a, float* buffer) {
+  const std::int64_t offset = (slot * a.num_kv_heads + kv_head) * a.head_dim;
+  if (scales == nullptr) return static_cast<const float*>(cache) + offset;
+  dequantize_e4m3_head(static_cast<const std::uint8_t*>(cache) + offset,
+                       scales[slot * a.num_kv_heads + kv_head], a.head_dim, buffer);
+  return buffer;
+}
+
 }  // namespace
 
 void paged_attention(const PagedAttentionArgs& a) {
   check_ranges(a);
   const std::int64_t num_tokens = a.query_start[a.num_seqs];
   const std::int64_t group = a.num_heads / a.num_kv_heads;
-  const std::int64_t kv_width = a.num_kv_heads * a.head_dim;
   const std::int64_t max_context = a.max_blocks_per_seq * a.block_size;
 
   parallel_for(num_tokens, max_context * a.num_heads * a.head_dim * 2,
                [&](std::int64_t begin, std::int64_t end) {
     std::vector<std::int64_t> slots;
     std::vector<float> scores;
+    std::vector<float> head(static_cast<std::size_t>(a.head_dim));
     for (std::int64_t t = begin; t < end; ++t) {
       const std::int64_t s =
           std::upper_bound(a.query_start, a.query_start + a.num_seqs + 1, t) - a.query_start - 1;
@@ -59,11 +70,12 @@ void paged_attention(const PagedAttentionArgs& a) {
 
       for (std::int64_t h = 0; h < a.num_heads; ++h) {
         const float* q = a.q + (t * a.num_heads + h) * a.head_dim;
-        const std::int64_t kv_offset = (h / group) * a.head_dim;
+        const std::int64_t kv_head = h / group;
         // softmax(q . k * scale) over the keys, max-subtracted for range, in fp32.
         float max_score = -INFINITY;
         for (std::int64_t p = 0; p < num_keys; ++p) {
-          scores[p] = dot(q, a.key_cache + slots[p] * kv_width + kv_offset, a.head_dim) * a.scale;
+          const float* k = cached_head(a.key_cache, a.key_scales, slots[p], kv_head, a, head.data());
+          scores[p] = dot(q, k, a.head_dim) * a.scale;
           max_score = std::max(max_score, scores[p]);
         }
         float sum = 0.0f;
@@ -75,7 +87,8 @@ void paged_attention(const PagedAttentionArgs& a) {
         std::fill_n(out, a.head_dim, 0.0f);
         for (std::int64_t p = 0; p < num_keys; ++p) {
           const float weight = scores[p] / sum;
-          const float* v = a.value_cache + slots[p] * kv_width + kv_offset;
+          const float* v =
+              cached_head(a.value_cache, a.value_scales, slots[p], kv_head, a, head.data());
           for (std::int64_t d = 0; d < a.head_dim; ++d) out[d] += weight * v[d];
         }
       }

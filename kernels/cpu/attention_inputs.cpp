@@ -28,8 +28,8 @@ void attention_inputs(const AttentionInputs& a) {
              a.head_dim, a.norm_eps);
   rotary_embedding(a.q, a.positions, a.inv_freq, a.num_tokens, a.num_heads, a.head_dim);
   rotary_embedding(k.data(), a.positions, a.inv_freq, a.num_tokens, a.num_kv_heads, a.head_dim);
-  write_kv(k.data(), v.data(), a.slot_mapping, a.num_tokens, kv_width, a.key_cache, a.value_cache,
-           a.num_slots);
+  write_kv(k.data(), v.data(), a.slot_mapping, a.num_tokens, a.num_kv_heads, a.head_dim,
+           a.key_cache, a.value_cache, a.num_slots);
 }
 
 }  // namespace minivllm::cpu

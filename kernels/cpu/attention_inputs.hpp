@@ -7,6 +7,8 @@
 
 #include <minivllm/dtype.hpp>
 
+#include "kernels/cpu/kv_cache.hpp"
+
 namespace minivllm::cpu {
 
 struct AttentionInputs {
@@ -24,8 +26,8 @@ struct AttentionInputs {
   std::int64_t num_kv_heads = 0;
   std::int64_t head_dim = 0;
   float* q = nullptr;            // out [num_tokens, num_heads, head_dim]
-  float* key_cache = nullptr;    // [num_slots, num_kv_heads, head_dim]
-  float* value_cache = nullptr;  // [num_slots, num_kv_heads, head_dim]
+  CacheRows key_cache;    // [num_slots, num_kv_heads, head_dim]: f32, or e4m3 and scales
+  CacheRows value_cache;
   std::int64_t num_slots = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "kernels/bf16.hpp"
 
@@ -18,9 +19,11 @@ void to_f32(const void* src, DType src_dtype, float* dst, std::int64_t n) {
       for (std::int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(s[i]);
       return;
     }
-    case DType::f16: break;
+    case DType::f16:
+    case DType::fp8_e4m3: break;
   }
-  throw std::invalid_argument("CPU kernels read bf16 or f32 data, not F16");
+  throw std::invalid_argument(std::string("CPU kernels read bf16 or f32 data, not ") +
+                              std::string(dtype_name(src_dtype)));
 }
 
 float dot(const float* a, const float* b, std::int64_t n) {

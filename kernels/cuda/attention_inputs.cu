@@ -6,6 +6,7 @@
 #include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/detail/device_facts.cuh"
 #include "kernels/cuda/detail/element.cuh"
+#include "kernels/cuda/detail/fp8.cuh"
 #include "kernels/cuda/detail/reduce.cuh"
 
 namespace minivllm::cuda {
@@ -28,9 +29,10 @@ constexpr std::int64_t kTargetWarpsPerSm = 16;
 // and sines of a lane's angles depend on the token only, so each lane loads them once for all the
 // heads it rotates. Per q or k head: RMS-normalize with the norm weight (when given), rotate,
 // store to q or the key cache; per v head: copy to the value cache. Tokens whose slot is padding
-// only produce q.
+// only produce q. kFp8: the caches hold e4m3 codes, each k and v head scaled by the power of two
+// of its largest |element| (reduced over the head's lanes), the scale stored by its first lane.
 // 6 blocks per SM caps registers at 80 without spills (96 uncapped: 5 blocks).
-template <class T, int kElems, int kChunks>
+template <class T, int kElems, int kChunks, bool kFp8>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, 6)
     attention_inputs_kernel(AttentionInputsParams p, int group_lanes, int warps_per_token) {
   using Unit = Packet<T, kElems>;
@@ -90,6 +92,37 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, 6)
     }
     const std::int64_t kv_head = head - heads - (head >= heads + kv_heads ? kv_heads : 0);
     const std::int64_t cache_offset = (slot * kv_heads + kv_head) * 2 * half_packets;
+    // The head's values (already rotated for a k head) into an fp8 cache.
+    const auto store_fp8 = [&](const float (&x)[kChunks][kElems], const float (&y)[kChunks][kElems],
+                               void* cache, float* scales) {
+      float amax = 0.0f;
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+        for (int e = 0; e < kElems; ++e) amax = fmaxf(amax, fmaxf(fabsf(x[c][e]), fabsf(y[c][e])));
+      const float scale = detail::e4m3_head_scale(detail::lane_group_max(amax, group_lanes));
+      const float inverse = 1.0f / scale;  // exact: a power of two
+      auto* codes = static_cast<std::uint8_t*>(cache) + cache_offset * kElems;
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        const int packet = rank + group_lanes * c;
+        if (packet >= half_packets) continue;
+        detail::store_e4m3<kElems>(codes + packet * kElems, x[c], inverse);
+        detail::store_e4m3<kElems>(codes + (half_packets + packet) * kElems, y[c], inverse);
+      }
+      if (rank == 0) scales[slot * kv_heads + kv_head] = scale;
+    };
+    if (kFp8 && head >= heads + kv_heads) {  // a v head, quantized
+      float x[kChunks][kElems] = {}, y[kChunks][kElems] = {};
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        if (rank + group_lanes * c >= half_packets) continue;
+        detail::unpack<T, kElems>(first[c], x[c]);
+        detail::unpack<T, kElems>(second[c], y[c]);
+      }
+      store_fp8(x, y, p.value_cache, p.value_scales);
+      continue;
+    }
     if (head >= heads + kv_heads) {  // a v head
       Unit* dst = static_cast<Unit*>(p.value_cache) + cache_offset;
 #pragma unroll
@@ -130,25 +163,31 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, 6)
         }
       }
     }
+    float rotated_a[kChunks][kElems], rotated_b[kChunks][kElems];
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+      for (int e = 0; e < kElems; ++e) {
+        rotated_a[c][e] = a[c][e] * cos_angle[c][e] - b[c][e] * sin_angle[c][e];
+        rotated_b[c][e] = b[c][e] * cos_angle[c][e] + a[c][e] * sin_angle[c][e];
+      }
+    if (kFp8 && !is_q) {
+      store_fp8(rotated_a, rotated_b, p.key_cache, p.key_scales);
+      continue;
+    }
     Unit* dst = is_q ? static_cast<Unit*>(p.q) + (token * heads + head) * 2 * half_packets
                      : static_cast<Unit*>(p.key_cache) + cache_offset;
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       const int packet = rank + group_lanes * c;
       if (packet >= half_packets) continue;
-      float rotated_a[kElems], rotated_b[kElems];
-#pragma unroll
-      for (int e = 0; e < kElems; ++e) {
-        rotated_a[e] = a[c][e] * cos_angle[c][e] - b[c][e] * sin_angle[c][e];
-        rotated_b[e] = b[c][e] * cos_angle[c][e] + a[c][e] * sin_angle[c][e];
-      }
-      dst[packet] = detail::pack<T, kElems>(rotated_a);
-      dst[half_packets + packet] = detail::pack<T, kElems>(rotated_b);
+      dst[packet] = detail::pack<T, kElems>(rotated_a[c]);
+      dst[half_packets + packet] = detail::pack<T, kElems>(rotated_b[c]);
     }
   }
 }
 
-template <class T, int kElems, int kChunks>
+template <class T, int kElems, int kChunks, bool kFp8>
 cudaError_t launch_with(const AttentionInputsParams& p, int group_lanes, cudaStream_t stream) {
   const std::int64_t heads_per_token = p.num_heads + 2 * p.num_kv_heads;
   const std::int64_t groups_per_warp = 32 / group_lanes;
@@ -161,22 +200,22 @@ cudaError_t launch_with(const AttentionInputsParams& p, int group_lanes, cudaStr
   const std::int64_t blocks =
       (p.num_tokens * warps_per_token + kWarpsPerBlock - 1) / kWarpsPerBlock;
   if (blocks > detail::kMaxGridX) return cudaErrorInvalidValue;
-  return detail::launch_dependent(attention_inputs_kernel<T, kElems, kChunks>,
+  return detail::launch_dependent(attention_inputs_kernel<T, kElems, kChunks, kFp8>,
                                   static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream, p,
                                   group_lanes, static_cast<int>(warps_per_token));
 }
 
 // 16-byte packets when a half head is a power-of-two number of them (head_dim 16 to 128 in bf16,
 // 8 to 128 in f32) and every array is aligned; else single elements, a warp per head.
-template <class T>
+template <class T, bool kFp8>
 cudaError_t launch_typed(const AttentionInputsParams& p, cudaStream_t stream) {
   constexpr int kVec = kVecElems<T>;
   const int half = static_cast<int>(p.head_dim / 2), half_vecs = half / kVec;
   if (half % kVec == 0 && (half_vecs & (half_vecs - 1)) == 0 &&
       detail::vec_aligned(p.qkv, p.q, p.key_cache, p.value_cache, p.q_norm_weight,
                           p.k_norm_weight))
-    return launch_with<T, kVec, 1>(p, half_vecs, stream);
-  return launch_with<T, 1, kMaxHeadDim / 2 / 32>(p, 32, stream);
+    return launch_with<T, kVec, 1, kFp8>(p, half_vecs, stream);
+  return launch_with<T, 1, kMaxHeadDim / 2 / 32, kFp8>(p, 32, stream);
 }
 
 }  // namespace
@@ -192,8 +231,13 @@ cudaError_t launch_attention_inputs(const AttentionInputsParams& p, cudaStream_t
       (p.num_kv_heads > 0 &&
        (p.slot_mapping == nullptr || p.key_cache == nullptr || p.value_cache == nullptr)))
     return cudaErrorInvalidValue;
+  const bool fp8 = p.kv_dtype == DType::fp8_e4m3;
+  if (!fp8 && p.kv_dtype != p.dtype) return cudaErrorInvalidValue;
+  if (fp8 && p.num_kv_heads > 0 && (p.key_scales == nullptr || p.value_scales == nullptr))
+    return cudaErrorInvalidValue;
   return detail::dispatch_element_type(p.dtype, [&](auto type) {
-    return launch_typed<typename decltype(type)::type>(p, stream);
+    using T = typename decltype(type)::type;
+    return fp8 ? launch_typed<T, true>(p, stream) : launch_typed<T, false>(p, stream);
   });
 }
 

@@ -12,6 +12,10 @@
 // kStages - 1 steps ahead of the math (each lane reads back only what it copied, so the warp
 // needs no barrier). Every lane keeps its own online softmax (in base 2, fp32) over the keys it
 // saw; warps and lanes merge once at the end.
+//
+// An fp8 cache (kFp8) has the same lanes per key: a lane's piece is 8 codes (8 bytes), converted
+// in registers; each key's scale comes through the ring beside it (4 bytes per lane) and
+// multiplies the key's score, and its value scale the key's probability.
 #include <algorithm>
 #include <cmath>
 
@@ -19,6 +23,7 @@
 #include "kernels/cuda/detail/cp_async.cuh"
 #include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/detail/device_facts.cuh"
+#include "kernels/cuda/detail/fp8.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 
 namespace minivllm::cuda {
@@ -107,6 +112,29 @@ __device__ __forceinline__ void unpack(const uint4& raw, float (&out)[8]) {
   }
 }
 
+// 8 e4m3 codes as f32.
+__device__ __forceinline__ void unpack(const uint2& raw, float (&out)[8]) {
+  const unsigned words[2] = {raw.x, raw.y};
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const float2 lo = e4m3x2_to_float2(static_cast<std::uint16_t>(words[i] & 0xFFFFu));
+    const float2 hi = e4m3x2_to_float2(static_cast<std::uint16_t>(words[i] >> 16));
+    out[4 * i] = lo.x;
+    out[4 * i + 1] = lo.y;
+    out[4 * i + 2] = hi.x;
+    out[4 * i + 3] = hi.y;
+  }
+}
+
+// A warp's shared-memory ring: per stage and pass, each lane's piece of a key and of a value, and
+// with an fp8 cache the key's two scales.
+template <bool kFp8>
+struct Ring {
+  using Piece = std::conditional_t<kFp8, uint2, uint4>;
+  Piece pieces[kWarps][kStages][kPassesPerStep][2][32];
+  float scales[kWarps][kStages][kPassesPerStep][2][kFp8 ? 32 : 1];
+};
+
 // Folds softmax state (other_max, other_sum, other_acc) into (max, sum, acc); base-2 exponents.
 template <int kVec>
 __device__ __forceinline__ void merge_state(float& max, float& sum, float (&acc)[kVec],
@@ -121,13 +149,16 @@ __device__ __forceinline__ void merge_state(float& max, float& sum, float (&acc)
   max = new_max;
 }
 
-template <class T, int kRows>
+template <class T, bool kFp8, int kRows>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     decode_split_kernel(PagedAttentionParams p, DecodePlan plan) {
   constexpr int kVec = kVecElems<T>;
+  using Piece = typename Ring<kFp8>::Piece;
+  using KvElem = std::conditional_t<kFp8, std::uint8_t, T>;
+  static_assert(sizeof(Piece) == kVec * sizeof(KvElem));
   balance(plan, p);
-  // Per warp and stage: each pass's keys and values, a 16-byte piece per lane.
-  __shared__ uint4 ring[kWarps][kStages][kPassesPerStep][2][32];
+  // Per warp and stage: each pass's keys and values, a piece per lane.
+  __shared__ __align__(16) Ring<kFp8> ring;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t units_per_seq = p.num_kv_heads * plan.head_chunks;
   const std::int64_t seq_rank = blockIdx.x / units_per_seq;
@@ -207,30 +238,31 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
         q[r][e] = r < rows && has_dims ? to_float(q_ptr[r * head_dim + e]) * q_scale : 0.0f;
   }
 
-  const T* key_cache = static_cast<const T*>(p.key_cache) + kv_head * head_dim + dim0;
-  const T* value_cache = static_cast<const T*>(p.value_cache) + kv_head * head_dim + dim0;
+  const KvElem* key_cache = static_cast<const KvElem*>(p.key_cache) + kv_head * head_dim + dim0;
+  const KvElem* value_cache =
+      static_cast<const KvElem*>(p.value_cache) + kv_head * head_dim + dim0;
+  const float* key_scales = p.key_scales + kv_head;  // + slot * num_kv_heads
+  const float* value_scales = p.value_scales + kv_head;
   const std::int64_t row_stride = p.num_kv_heads * p.head_dim;
   const int num_steps =
       key_end > warp_begin ? (key_end - warp_begin + step_stride - 1) / step_stride : 0;
   bool bad = false;  // a block table entry outside the cache
 
   // Queues step j's keys and values into its stage of the ring (zeros past the split's end).
-  const std::int64_t pass_stride = keys_per_pass * row_stride;
   const auto issue = [&](int j, const std::int32_t (&blocks)[kPassesPerStep]) {
     const std::int32_t start = warp_begin + j * step_stride;
     if (start < key_end) {
-      std::int64_t offsets[kPassesPerStep];  // of pass u's key piece, 0 where nothing is loaded
+      std::int64_t slots[kPassesPerStep];  // of pass u's key, 0 where nothing is loaded
       bool load[kPassesPerStep];
       if (plan.block_aligned) {
         const bool in_cache = blocks[0] >= 0 && blocks[0] < p.num_blocks;
         bad |= !in_cache;
         const std::int64_t first =
-            (std::int64_t{blocks[0]} * block_size + offset_in_block(start) + key_lane) *
-            row_stride;
+            std::int64_t{blocks[0]} * block_size + offset_in_block(start) + key_lane;
 #pragma unroll
         for (int u = 0; u < kPassesPerStep; ++u) {
           load[u] = in_cache && has_dims && start + u * keys_per_pass + key_lane < key_end;
-          offsets[u] = load[u] ? first + u * pass_stride : 0;
+          slots[u] = load[u] ? first + u * keys_per_pass : 0;
         }
       } else {
 #pragma unroll
@@ -240,16 +272,23 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
           const bool in_cache = blocks[u] >= 0 && blocks[u] < p.num_blocks;
           bad |= in_split && !in_cache;
           load[u] = in_split && in_cache && has_dims;
-          offsets[u] =
-              load[u] ? (std::int64_t{blocks[u]} * block_size + offset_in_block(key)) * row_stride
-                      : 0;
+          slots[u] = load[u] ? std::int64_t{blocks[u]} * block_size + offset_in_block(key) : 0;
         }
       }
 #pragma unroll
       for (int u = 0; u < kPassesPerStep; ++u) {
-        uint4* dst = ring[warp][j % kStages][u][0] + lane;
-        cp_async_16(dst, key_cache + offsets[u], load[u]);
-        cp_async_16(dst + 32, value_cache + offsets[u], load[u]);
+        Piece* dst = ring.pieces[warp][j % kStages][u][0] + lane;
+        const std::int64_t offset = slots[u] * row_stride;
+        if constexpr (kFp8) {
+          cp_async_small<8>(dst, key_cache + offset, load[u]);
+          cp_async_small<8>(dst + 32, value_cache + offset, load[u]);
+          float* scale_dst = ring.scales[warp][j % kStages][u][0] + lane;
+          cp_async_small<4>(scale_dst, key_scales + slots[u] * p.num_kv_heads, load[u]);
+          cp_async_small<4>(scale_dst + 32, value_scales + slots[u] * p.num_kv_heads, load[u]);
+        } else {
+          cp_async_16(dst, key_cache + offset, load[u]);
+          cp_async_16(dst + 32, value_cache + offset, load[u]);
+        }
       }
     }
     cp_async_commit();  // even when empty: the wait below counts groups
@@ -267,7 +306,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // Step j: scores of its keys, then the online softmax and prob . V.
   const auto attend = [&](int j) {
     const std::int32_t start = warp_begin + j * step_stride;
-    const uint4(&stage)[kPassesPerStep][2][32] = ring[warp][j % kStages];
+    const Piece(&stage)[kPassesPerStep][2][32] = ring.pieces[warp][j % kStages];
     float score[kPassesPerStep][kRows];
 #pragma unroll
     for (int u = 0; u < kPassesPerStep; ++u) {
@@ -292,6 +331,11 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     }
 #pragma unroll
     for (int u = 0; u < kPassesPerStep; ++u) {
+      if constexpr (kFp8) {
+        const float key_scale = ring.scales[warp][j % kStages][u][0][lane];
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) score[u][r] *= key_scale;
+      }
       if (start + u * keys_per_pass + key_lane >= key_end)
 #pragma unroll
         for (int r = 0; r < kRows; ++r) score[u][r] = -INFINITY;
@@ -319,10 +363,13 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     for (int u = 0; u < kPassesPerStep; ++u) {
       float v[kVec];
       unpack(stage[u][1][lane], v);
+      const float value_scale = kFp8 ? ring.scales[warp][j % kStages][u][1][lane] : 1.0f;
 #pragma unroll
-      for (int r = 0; r < kRows; ++r)
+      for (int r = 0; r < kRows; ++r) {
+        const float weight = kFp8 ? prob[u][r] * value_scale : prob[u][r];
 #pragma unroll
-        for (int e = 0; e < kVec; ++e) acc[r][e] = fmaf(prob[u][r], v[e], acc[r][e]);
+        for (int e = 0; e < kVec; ++e) acc[r][e] = fmaf(weight, v[e], acc[r][e]);
+      }
     }
   };
 
@@ -356,7 +403,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 
   // Merge the warps through shared memory (the ring, now drained).
   __syncthreads();
-  float* staged_acc = reinterpret_cast<float*>(ring);  // [kWarps][kRows][kMaxHeadDim]
+  float* staged_acc = reinterpret_cast<float*>(&ring);  // [kWarps][kRows][kMaxHeadDim]
   float* staged_max = staged_acc + kWarps * kRows * kMaxHeadDim;  // [kWarps][kRows]
   float* staged_sum = staged_max + kWarps * kRows;                // [kWarps][kRows]
   if (key_lane == 0 && has_dims) {
@@ -458,7 +505,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 // multiprocessors, with `workspace_bytes` of workspace (SIZE_MAX: as much as it wants).
 DecodePlan make_plan(const PagedAttentionParams& p, int sm_count, std::size_t workspace_bytes) {
   DecodePlan plan;
-  const std::int64_t vec_elems = 16 / static_cast<std::int64_t>(dtype_size(p.dtype));
+  const std::int64_t vec_elems = 16 / static_cast<std::int64_t>(dtype_size(p.dtype));  // also fp8
   const std::int64_t pieces = ceil_div(p.head_dim, vec_elems);  // 16-byte pieces of a key row
   while ((std::int64_t{1} << plan.lanes_per_key_log2) < pieces) ++plan.lanes_per_key_log2;
   plan.keys_per_step = kPassesPerStep * (32 >> plan.lanes_per_key_log2);
@@ -477,7 +524,9 @@ DecodePlan make_plan(const PagedAttentionParams& p, int sm_count, std::size_t wo
                                                        0x7FFFFFFF));
   const std::int64_t units = p.num_seqs * p.num_kv_heads * plan.head_chunks;
   const std::int64_t slots = std::int64_t{sm_count} * kCtasPerSm;
-  const std::int64_t split_bytes = 2 * p.head_dim * static_cast<std::int64_t>(dtype_size(p.dtype));
+  const bool fp8 = p.kv_dtype == DType::fp8_e4m3;
+  const std::int64_t split_bytes =
+      2 * (p.head_dim * static_cast<std::int64_t>(dtype_size(p.kv_dtype)) + (fp8 ? 4 : 0));
   const std::int64_t min_split_keys = ceil_div(kMinSplitBytes, split_bytes);
   const std::int64_t partial_bytes = p.num_seqs * p.num_heads * (p.head_dim + 2) * 4;
   std::int64_t splits = units >= slots / 2 ? 1 : slots / std::max<std::int64_t>(units, 1);
@@ -506,13 +555,13 @@ std::size_t workspace_bytes_of(const PagedAttentionParams& p, const DecodePlan& 
          sizeof(float);
 }
 
-template <class T, int kRows>
+template <class T, bool kFp8, int kRows>
 cudaError_t launch_kernels(const PagedAttentionParams& p, const DecodePlan& plan,
                            cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(p.num_seqs * p.num_kv_heads * plan.head_chunks),
                   static_cast<unsigned>(plan.num_splits));
   if (const cudaError_t err =
-          launch_dependent(decode_split_kernel<T, kRows>, grid, kThreads, 0, stream, p, plan);
+          launch_dependent(decode_split_kernel<T, kFp8, kRows>, grid, kThreads, 0, stream, p, plan);
       err != cudaSuccess)
     return err;
   if (plan.num_splits == 1) return cudaSuccess;
@@ -550,14 +599,19 @@ cudaError_t launch_decode_attention(const PagedAttentionParams& p, cudaStream_t 
     plan.partial_max_sum = plan.partial_acc + p.num_seqs * p.num_heads * plan.num_splits * p.head_dim;
   }
   const std::int64_t group = p.num_heads / p.num_kv_heads;
-  return dispatch_element_type(p.dtype, [&](auto type) {
+  const auto launch = [&](auto type, auto fp8) {
     using T = typename decltype(type)::type;
+    constexpr bool kFp8 = decltype(fp8)::value;
     switch (rows_per_block(group)) {
-      case 1: return launch_kernels<T, 1>(p, plan, stream);
-      case 2: return launch_kernels<T, 2>(p, plan, stream);
-      default: return launch_kernels<T, kMaxRows>(p, plan, stream);
+      case 1: return launch_kernels<T, kFp8, 1>(p, plan, stream);
+      case 2: return launch_kernels<T, kFp8, 2>(p, plan, stream);
+      default: return launch_kernels<T, kFp8, kMaxRows>(p, plan, stream);
     }
-  });
+  };
+  if (p.kv_dtype == DType::fp8_e4m3)  // bf16 q and out (check_attention_params)
+    return launch(ElementType<__nv_bfloat16>{}, std::true_type{});
+  return dispatch_element_type(p.dtype,
+                               [&](auto type) { return launch(type, std::false_type{}); });
 }
 
 }  // namespace minivllm::cuda

@@ -15,7 +15,14 @@
 namespace minivllm::cuda {
 
 struct PagedAttentionParams {
-  DType dtype = DType::bf16;            // of q, the caches and out (bf16 or f32)
+  DType dtype = DType::bf16;            // of q and out (bf16 or f32)
+  // Of the caches: dtype, or fp8_e4m3 with bf16 q and out (e4m3 codes; a scale per slot and KV
+  // head in key_scales / value_scales [num_blocks * block_size, num_kv_heads]:
+  // runtime/include/minivllm/kv_cache.hpp). Decode converts the codes in registers and applies
+  // the scales to the scores and probabilities; prefill takes the flash kernel only.
+  DType kv_dtype = DType::bf16;
+  const float* key_scales = nullptr;
+  const float* value_scales = nullptr;
   const void* q = nullptr;              // [num_tokens, num_heads, head_dim]
   const void* key_cache = nullptr;      // [num_blocks, block_size, num_kv_heads, head_dim]
   const void* value_cache = nullptr;    // same layout
@@ -56,8 +63,12 @@ struct PagedAttentionParams {
 // outside the cache (the CPU reference throws for both); nothing outside the cache is read; the
 // caller checks the batch on the host. bf16 with head_dim 64 or 128 on a Hopper GPU runs a
 // flash-attention kernel (wgmma; softmax weights rounded to bf16 for P V), other shapes a generic
-// one (prefill_attention.md).
+// one (prefill_attention.md). An fp8 cache needs the flash kernel (its shapes, a Hopper GPU):
+// other shapes give cudaErrorNotSupported.
 cudaError_t launch_prefill_attention(const PagedAttentionParams& params, cudaStream_t stream);
+// Whether launch_prefill_attention takes these (checked) parameters' cache dtype and shapes: false
+// only for an fp8 cache the flash kernel does not take.
+bool prefill_attention_supported(const PagedAttentionParams& params);
 
 // The same for a batch where every sequence has one new token, at index query_start[s]; a
 // sequence with none is skipped (padding), one with more gets NaN there. Ignores max_query_len.

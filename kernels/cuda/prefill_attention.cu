@@ -74,10 +74,15 @@ __global__ void __launch_bounds__(kWarps * 32) prefill_attention_kernel(PagedAtt
 
 }  // namespace
 
+bool prefill_attention_supported(const PagedAttentionParams& p) {
+  return p.kv_dtype != DType::fp8_e4m3 || flash::flash_prefill_supported(p);
+}
+
 cudaError_t launch_prefill_attention(const PagedAttentionParams& p, cudaStream_t stream) {
   if (const cudaError_t err = check_attention_params(p); err != cudaSuccess) return err;
   if (p.num_seqs == 0 || p.max_query_len == 0) return cudaSuccess;
   if (flash::flash_prefill_supported(p)) return flash::launch_flash_prefill(p, stream);
+  if (p.kv_dtype == DType::fp8_e4m3) return cudaErrorNotSupported;  // the flash kernel's only
   const std::int64_t group = p.num_heads / p.num_kv_heads;
   const std::int64_t row_tiles = (p.max_query_len * group + kRowsPerBlock - 1) / kRowsPerBlock;
   if (row_tiles > kMaxGridYZ) return cudaErrorInvalidValue;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include <minivllm/error.hpp>
+#include <minivllm/kv_cache.hpp>
 
 #include "backend/batch_checks.hpp"
 #include "backend/require.hpp"
@@ -37,10 +38,15 @@ void require_weight(const Tensor& w, std::size_t rank, const std::string& op) {
                   std::string(dtype_name(w.dtype())) + " " + shape_string(w.shape()));
 }
 
-// head_dim of a cache [num_blocks, block_size, kv_heads, head_dim], checked to be f32.
-void require_cache(const Tensor& cache, const std::string& op) {
-  REQUIRE(cache.device() == Device::cpu && cache.dtype() == DType::f32 && cache.rank() == 4, op,
-          "KV cache must be a 4-d f32 tensor, is " + shape_string(cache.shape()));
+// A cache [num_blocks, block_size, kv_heads, head_dim], checked to be f32 or fp8_e4m3 (codes and
+// scales: kv_cache.hpp), as the kernels see it.
+cpu::CacheRows require_cache(const Tensor& cache, const std::string& op) {
+  REQUIRE(cache.device() == Device::cpu &&
+              (cache.dtype() == DType::f32 || cache.dtype() == DType::fp8_e4m3) &&
+              cache.rank() == 4,
+          op, "KV cache must be a 4-d f32 or fp8_e4m3 tensor, is " +
+                  std::string(dtype_name(cache.dtype())) + " " + shape_string(cache.shape()));
+  return {cache.data(), cache.dtype() == DType::fp8_e4m3 ? kv_cache_scales(cache) : nullptr};
 }
 
 }  // namespace
@@ -155,8 +161,8 @@ Tensor CpuOps::attention_inputs(const Tensor& qkv, const Tensor& q_norm, const T
                                 float eps, const Tensor& inv_freq, Tensor& key_cache,
                                 Tensor& value_cache, const Batch& batch) {
   require_matrix(qkv, "attention_inputs", "qkv");
-  require_cache(key_cache, "attention_inputs");
-  require_cache(value_cache, "attention_inputs");
+  const cpu::CacheRows keys = require_cache(key_cache, "attention_inputs");
+  const cpu::CacheRows values = require_cache(value_cache, "attention_inputs");
   for (const Tensor* norm : {&q_norm, &k_norm})
     if (norm->defined()) require_weight(*norm, 1, "attention_inputs");
   const bool norms_match = q_norm.defined() == k_norm.defined() &&
@@ -181,8 +187,8 @@ Tensor CpuOps::attention_inputs(const Tensor& qkv, const Tensor& q_norm, const T
   args.num_kv_heads = shape.num_kv_heads;
   args.head_dim = shape.head_dim;
   args.q = q.data_as<float>();
-  args.key_cache = key_cache.data_as<float>();
-  args.value_cache = value_cache.data_as<float>();
+  args.key_cache = keys;
+  args.value_cache = values;
   args.num_slots = shape.num_slots;
   cpu::attention_inputs(args);  // the slots are checked: no out_of_range
   return q;
@@ -200,14 +206,16 @@ Tensor CpuOps::silu_and_mul(const Tensor& gate_up) {
 Tensor CpuOps::paged_attention(const Tensor& q, const Tensor& key_cache, const Tensor& value_cache,
                                const Batch& batch, float scale) {
   require_matrix(q, "paged_attention", "q");
-  require_cache(key_cache, "paged_attention");
-  require_cache(value_cache, "paged_attention");
+  const cpu::CacheRows keys = require_cache(key_cache, "paged_attention");
+  const cpu::CacheRows values = require_cache(value_cache, "paged_attention");
   const AttentionShape shape = check_paged_attention("CpuOps", q, key_cache, value_cache, batch);
   Tensor out = empty(q.shape(), DType::f32);
   cpu::PagedAttentionArgs args;
   args.q = q.data_as<float>();
-  args.key_cache = key_cache.data_as<float>();
-  args.value_cache = value_cache.data_as<float>();
+  args.key_cache = keys.data;
+  args.value_cache = values.data;
+  args.key_scales = keys.scales;
+  args.value_scales = values.scales;
   args.block_tables = batch.block_tables.data();
   args.query_start = batch.query_start.data();
   args.context_lens = batch.context_lens.data();

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include <minivllm/error.hpp>
+#include <minivllm/kv_cache.hpp>
 
 #include "backend/batch_checks.hpp"
 #include "backend/cuda_check.hpp"
@@ -38,6 +40,32 @@ void require_device(const Tensor& t, DType dtype, std::size_t rank, const std::s
   REQUIRE(t.dtype() == dtype && t.rank() == rank, op,
           std::string(name) + " must be a " + std::to_string(rank) + "-d " +
               std::string(dtype_name(dtype)) + " tensor, is " + describe(t));
+}
+
+// A KV cache [num_blocks, block_size, kv_heads, head_dim] on the GPU, of the compute dtype or
+// fp8_e4m3 (with bf16 compute): its dtype and, for fp8, its scales (kv_cache.hpp).
+struct DeviceCache {
+  DType dtype;
+  float* scales;
+};
+DeviceCache require_cache(const Tensor& cache, DType compute, const std::string& op,
+                          const char* name) {
+  const bool fp8 = cache.dtype() == DType::fp8_e4m3;
+  require_device(cache, fp8 ? DType::fp8_e4m3 : compute, 4, op, name);
+  REQUIRE(!fp8 || compute == DType::bf16, op,
+          std::string(name) + " is F8_E4M3, which needs BF16 compute, not " +
+              std::string(dtype_name(compute)));
+  return {cache.dtype(), fp8 ? kv_cache_scales(cache) : nullptr};
+}
+
+// The key and value caches, of one dtype.
+std::pair<DeviceCache, DeviceCache> require_caches(const Tensor& keys, const Tensor& values,
+                                                   DType compute, const std::string& op) {
+  const DeviceCache k = require_cache(keys, compute, op, "key cache");
+  const DeviceCache v = require_cache(values, compute, op, "value cache");
+  REQUIRE(k.dtype == v.dtype, op,
+          "key and value caches differ in dtype: " + describe(keys) + ", " + describe(values));
+  return {k, v};
 }
 
 cudaDataType_t blas_type(DType t) { return t == DType::f32 ? CUDA_R_32F : CUDA_R_16BF; }
@@ -316,8 +344,7 @@ Tensor CudaOps::attention_inputs(const Tensor& qkv, const Tensor& q_norm, const 
                                  float eps, const Tensor& inv_freq, Tensor& key_cache,
                                  Tensor& value_cache, const Batch& batch) {
   require_device(qkv, dtype_, 2, "attention_inputs", "qkv");
-  require_device(key_cache, dtype_, 4, "attention_inputs", "key cache");
-  require_device(value_cache, dtype_, 4, "attention_inputs", "value cache");
+  const auto [keys, values] = require_caches(key_cache, value_cache, dtype_, "attention_inputs");
   if (q_norm.defined()) require_device(q_norm, dtype_, 1, "attention_inputs", "q_norm");
   if (k_norm.defined()) require_device(k_norm, dtype_, 1, "attention_inputs", "k_norm");
   require_device(inv_freq, DType::f32, 1, "attention_inputs", "inv_freq");
@@ -329,6 +356,9 @@ Tensor CudaOps::attention_inputs(const Tensor& qkv, const Tensor& q_norm, const 
   std::shared_ptr<void> keep[3];
   cuda::AttentionInputsParams p;
   p.dtype = dtype_;
+  p.kv_dtype = keys.dtype;
+  p.key_scales = keys.scales;
+  p.value_scales = values.scales;
   p.qkv = qkv.data();
   p.q = q.data();
   p.key_cache = key_cache.data();
@@ -406,8 +436,7 @@ Tensor CudaOps::linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weigh
 Tensor CudaOps::paged_attention(const Tensor& q, const Tensor& key_cache,
                                 const Tensor& value_cache, const Batch& batch, float scale) {
   require_device(q, dtype_, 2, "paged_attention", "q");
-  require_device(key_cache, dtype_, 4, "paged_attention", "key cache");
-  require_device(value_cache, dtype_, 4, "paged_attention", "value cache");
+  const auto [keys, values] = require_caches(key_cache, value_cache, dtype_, "paged_attention");
   const AttentionShape shape = check_paged_attention("CudaOps", q, key_cache, value_cache, batch);
   const cuda::DeviceBatch* step = staged(batch);
   if (step != nullptr) step_->checked = {step_->checked.vocab, key_cache.shape(), q.dim(1)};
@@ -416,6 +445,9 @@ Tensor CudaOps::paged_attention(const Tensor& q, const Tensor& key_cache,
   std::shared_ptr<void> keep[3];
   cuda::PagedAttentionParams p;
   p.dtype = dtype_;
+  p.kv_dtype = keys.dtype;
+  p.key_scales = keys.scales;
+  p.value_scales = values.scales;
   p.q = q.data();
   p.key_cache = key_cache.data();
   p.value_cache = value_cache.data();
@@ -458,6 +490,9 @@ Tensor CudaOps::paged_attention(const Tensor& q, const Tensor& key_cache,
     r.block_tables += static_cast<std::ptrdiff_t>(decodes) * batch.max_blocks_per_seq;
     r.query_start += decodes;
     r.context_lens += decodes;
+    REQUIRE(cuda::prefill_attention_supported(r), "paged_attention",
+            "prefill over an F8_E4M3 KV cache runs on the flash kernel only: a Hopper GPU, "
+            "head_dim 64 or 128 (is " + std::to_string(p.head_dim) + ")");
     MV_CUDA_CHECK(cuda::launch_prefill_attention(r, stream_));
   }
   return out;

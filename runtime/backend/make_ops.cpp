@@ -34,6 +34,7 @@ std::unique_ptr<Ops> make_ops(const Config& config, int device, const TensorPara
 }
 
 DType kv_cache_dtype(const Config& config) {
+  if (config.cache.kv_cache_dtype == KvCacheDtype::fp8_e4m3) return DType::fp8_e4m3;
   return config.runtime.backend == Backend::cuda ? config.model.dtype : DType::f32;
 }
 

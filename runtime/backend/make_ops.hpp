@@ -24,7 +24,8 @@ TensorParallelGroup make_tensor_parallel_group(const Config& config);
 std::unique_ptr<Ops> make_ops(const Config& config, int device = 0,
                               const TensorParallelGroup* group = nullptr, int rank = 0);
 
-// The dtype the backend's KV cache must have: f32 on the CPU, the compute dtype on CUDA.
+// The dtype the backend's KV cache must have: fp8_e4m3 for cache.kv_cache_dtype = "fp8_e4m3";
+// otherwise f32 on the CPU, the compute dtype on CUDA.
 DType kv_cache_dtype(const Config& config);
 
 // Memory the KV cache may take on the config's backend, in bytes: the current CUDA device's free

@@ -196,6 +196,10 @@ const std::vector<Key>& schema() {
                   [](Config& c) -> std::int64_t& { return c.runtime.step_timeout_s; }, 1, 86400),
       integer_key("cache", "block_size",
                   [](Config& c) -> std::int64_t& { return c.cache.block_size; }, 1, 256),
+      choice_key<KvCacheDtype>("cache", "kv_cache_dtype",
+                               [](Config& c) -> KvCacheDtype& { return c.cache.kv_cache_dtype; },
+                               {{"auto", KvCacheDtype::auto_dtype},
+                                {"fp8_e4m3", KvCacheDtype::fp8_e4m3}}),
       integer_key("cache", "num_blocks",
                   [](Config& c) -> std::int64_t& { return c.cache.num_blocks; }, 0),
       fraction_key("cache", "gpu_memory_utilization",
@@ -451,6 +455,10 @@ Config finish(Config config, std::vector<std::string>& errors, const std::vector
                           ? ", less " + std::to_string(parallel.remote_workers) + " remote workers"
                           : std::string()) +
                      ": one device per worker of this process");
+  if (errors.empty() && !cpu && config.cache.kv_cache_dtype == KvCacheDtype::fp8_e4m3 &&
+      config.model.dtype != DType::bf16)
+    errors.push_back(name + ": cache.kv_cache_dtype = \"fp8_e4m3\" on the CUDA backend needs "
+                     "model.dtype = \"bf16\" (its kernels read e4m3 into bf16 attention)");
   if (errors.empty() && cpu && devices != std::vector<std::int64_t>{0})
     errors.push_back(name + ": parallel.devices names CUDA devices, and runtime.backend is \"cpu\" "
                      "(leave it unset or [0] there: every rank runs on the host)");
@@ -567,6 +575,9 @@ std::string to_toml(const Config& c) {
                               {"cuda_graphs", c.runtime.cuda_graphs},
                               {"step_timeout_s", c.runtime.step_timeout_s}}},
       {"cache", toml::table{{"block_size", c.cache.block_size},
+                            {"kv_cache_dtype", c.cache.kv_cache_dtype == KvCacheDtype::fp8_e4m3
+                                                   ? "fp8_e4m3"
+                                                   : "auto"},
                             {"num_blocks", c.cache.num_blocks},
                             {"gpu_memory_utilization", c.cache.gpu_memory_utilization},
                             {"enable_prefix_caching", c.cache.enable_prefix_caching}}},

@@ -14,16 +14,28 @@ KvCacheView allocate_kv_cache(Ops& ops, const KvCacheSpec& spec, std::int64_t nu
   const Shape shape{num_blocks, block_size, spec.num_kv_heads, spec.head_dim};
   // Zeroed so that a read of a never-written slot (a bug) is deterministic.
   KvCacheView kv{num_blocks, block_size, {}, {}};
+  const auto layer_cache = [&] {
+    if (dtype != DType::fp8_e4m3) return ops.zeros(shape, dtype);
+    // The codes, then the scales (kv_cache.hpp), in one allocation.
+    const std::int64_t num_slots = num_blocks * block_size;
+    const std::int64_t bytes =
+        kv_cache_scales_offset(num_slots, spec.num_kv_heads, spec.head_dim) +
+        num_slots * spec.num_kv_heads * static_cast<std::int64_t>(sizeof(float));
+    return ops.zeros({bytes}, DType::fp8_e4m3).view(DType::fp8_e4m3, shape);
+  };
   for (std::int64_t l = 0; l < spec.num_layers; ++l) {
-    kv.keys.push_back(ops.zeros(shape, dtype));
-    kv.values.push_back(ops.zeros(shape, dtype));
+    kv.keys.push_back(layer_cache());
+    kv.values.push_back(layer_cache());
   }
   return kv;
 }
 
 std::int64_t kv_cache_bytes_per_block(const KvCacheSpec& spec, std::int64_t block_size, DType dtype) {
-  return 2 * spec.num_layers * spec.num_kv_heads * spec.head_dim * block_size *
-         static_cast<std::int64_t>(dtype_size(dtype));
+  // fp8: a float scale per token and head beside the codes (kv_cache.hpp).
+  const std::int64_t token_head_bytes =
+      spec.head_dim * static_cast<std::int64_t>(dtype_size(dtype)) +
+      (dtype == DType::fp8_e4m3 ? static_cast<std::int64_t>(sizeof(float)) : 0);
+  return 2 * spec.num_layers * spec.num_kv_heads * block_size * token_head_bytes;
 }
 
 void check_kv_cache_fits(const KvCacheSpec& spec, std::int64_t block_size, DType dtype,

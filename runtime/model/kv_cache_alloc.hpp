@@ -10,7 +10,8 @@
 namespace minivllm {
 
 // Per layer, keys and values of [num_blocks, block_size, num_kv_heads, head_dim], zeroed.
-// The CPU backend computes in f32 and needs an f32 cache; CudaOps needs its compute dtype.
+// The CPU backend computes in f32 and needs an f32 cache; CudaOps needs its compute dtype. Either
+// takes fp8_e4m3 (codes and scales: kv_cache.hpp).
 KvCacheView allocate_kv_cache(Ops& ops, const KvCacheSpec& spec, std::int64_t num_blocks,
                               std::int64_t block_size, DType dtype = DType::f32);
 

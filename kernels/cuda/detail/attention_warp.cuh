@@ -145,6 +145,12 @@ __device__ void attend_key_tile(const PagedKv<T>& kv, const float* q_rows,
 // cudaSuccess when the shapes are ones the kernels handle (num_seqs 0 included).
 inline cudaError_t check_attention_params(const PagedAttentionParams& p) {
   if (p.dtype != DType::bf16 && p.dtype != DType::f32) return cudaErrorInvalidValue;
+  // An fp8 cache goes with bf16 queries and outputs only, and comes with its scales.
+  const bool fp8 = p.kv_dtype == DType::fp8_e4m3;
+  if (!fp8 && p.kv_dtype != p.dtype) return cudaErrorInvalidValue;
+  if (fp8 && (p.dtype != DType::bf16 ||
+              (p.num_seqs > 0 && (p.key_scales == nullptr || p.value_scales == nullptr))))
+    return cudaErrorInvalidValue;
   const auto vec_elems = static_cast<std::int64_t>(16 / dtype_size(p.dtype));
   const bool shapes_ok =
       p.num_seqs >= 0 && p.num_seqs <= kMaxGridX && p.max_query_len >= 0 &&

@@ -76,13 +76,14 @@ struct ElementType {
   using type = T;
 };
 
-// Calls launch(ElementType<T>{}) with T the storage type of `dtype`; F16 is not supported.
+// Calls launch(ElementType<T>{}) with T the storage type of `dtype`; F16 and fp8 are not supported.
 template <class F>
 cudaError_t dispatch_element_type(DType dtype, F&& launch) {
   switch (dtype) {
     case DType::bf16: return launch(ElementType<__nv_bfloat16>{});
     case DType::f32: return launch(ElementType<float>{});
-    case DType::f16: break;
+    case DType::f16:
+    case DType::fp8_e4m3: break;
   }
   return cudaErrorInvalidValue;
 }

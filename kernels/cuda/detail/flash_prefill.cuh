@@ -9,7 +9,10 @@
 // warpgroup computes S = Q K^T (Q's fragments loaded from shared memory, K read from it), masks
 // only tiles that cross the diagonal, keeps an online softmax in fp32 and adds P V (P in
 // registers as bf16, V from shared memory, N-major). A warpgroup skips a tile that all its rows
-// are past. Included by prefill_attention.cu only; notes and figures in prefill_attention.md.
+// are past. With an fp8 cache (kFp8) each thread loads its pieces of tile t + 1 (8 codes and the
+// key's scale) into registers before attending tile t and, after it, writes them to shared memory
+// as bf16, code x scale (exact: the scale is a power of two), in the same layout. Included by
+// prefill_attention.cu only; notes and figures in prefill_attention.md.
 #include <cmath>
 #include <cstdint>
 
@@ -17,6 +20,7 @@
 
 #include "kernels/cuda/detail/attention_warp.cuh"
 #include "kernels/cuda/detail/cp_async.cuh"
+#include "kernels/cuda/detail/fp8.cuh"
 #include "kernels/cuda/detail/warpgroup_mma.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 
@@ -93,35 +97,36 @@ __device__ __forceinline__ void load_q(const PagedAttentionParams& p, const Bloc
 
 // The sequence's keys and values of the block's KV head, as the tile loads read them.
 struct KvSource {
-  const Bf16* key;    // the cache offset to the KV head: + slot * row_stride is a key row
-  const Bf16* value;  // likewise
+  const unsigned char* key;    // the cache offset to the KV head: + slot * row_bytes is a key row
+  const unsigned char* value;  // likewise
+  const float* key_scales;     // fp8: offset to the KV head, + slot * scale_stride; else null
+  const float* value_scales;
   const std::int32_t* block_table;
-  std::int64_t row_stride;
+  std::int64_t row_bytes;
+  std::int64_t scale_stride;
   std::int64_t num_blocks;
   std::int32_t block_size;
   std::int32_t num_keys;  // keys [0, num_keys) exist; later rows of a tile are zero-filled
 };
 
-// Starts copying the K and V rows of keys [n0, n0 + L::kKeys) into a stage. A key whose block
-// table entry is outside the cache is zero-filled and sets `bad`.
-template <int D>
-__device__ __forceinline__ void load_kv_tile(const KvSource& kv, std::int32_t n0,
-                                             unsigned char* stage, bool& bad) {
+// Calls piece(i, row, slot, ok) for the thread's rows of keys [n0, n0 + L::kKeys): row
+// first + i * kRowsPerPass of the tile, at cache slot `slot`; !ok (slot 0) past num_keys or where
+// the block table entry is outside the cache, which also sets `bad`.
+template <int D, class Piece>
+__device__ __forceinline__ void for_tile_rows(const KvSource& kv, std::int32_t n0, bool& bad,
+                                              Piece&& piece) {
   using L = Layout<D>;
-  constexpr int kKeys = L::kKeys;
   constexpr int kStep = L::kRowsPerPass;
-  const int chunk = threadIdx.x % L::kChunks;
   const int first = threadIdx.x / L::kChunks;
-  // The thread's rows are first + i * kStep: walk the block table alongside, reading an entry
-  // only when the row enters a new block (once per tile when block_size >= kKeys).
+  // Walk the block table alongside, reading an entry only when the row enters a new block (once
+  // per tile when block_size >= kKeys).
   std::int32_t key = n0 + first;
   std::int32_t index = key / kv.block_size, offset = key % kv.block_size;
   std::int32_t loaded = -1, entry = 0;
 #pragma unroll
-  for (int i = 0; i < kKeys / kStep; ++i, key += kStep) {
-    const int row = first + i * kStep;
+  for (int i = 0; i < L::kKeys / kStep; ++i, key += kStep) {
     bool ok = false;
-    std::int64_t src = 0;
+    std::int64_t slot = 0;
     if (key < kv.num_keys) {
       if (index != loaded) {
         entry = kv.block_table[index];
@@ -129,12 +134,9 @@ __device__ __forceinline__ void load_kv_tile(const KvSource& kv, std::int32_t n0
       }
       ok = entry >= 0 && entry < kv.num_blocks;
       bad |= !ok;
-      src = (std::int64_t{entry} * kv.block_size + offset) * kv.row_stride + chunk * 8;
-      if (!ok) src = 0;
+      if (ok) slot = std::int64_t{entry} * kv.block_size + offset;
     }
-    const std::uint32_t dst = L::template offset<kKeys>(row, chunk);
-    cp_async_16(stage + dst, kv.key + src, ok);
-    cp_async_16(stage + L::kTileBytes + dst, kv.value + src, ok);
+    piece(i, first + i * kStep, slot, ok);
     offset += kStep;
     if (offset >= kv.block_size) {
       if (kv.block_size >= kStep) {
@@ -145,6 +147,70 @@ __device__ __forceinline__ void load_kv_tile(const KvSource& kv, std::int32_t n0
         offset %= kv.block_size;
       }
     }
+  }
+}
+
+// Starts copying the bf16 K and V rows of keys [n0, n0 + L::kKeys) into a stage.
+template <int D>
+__device__ __forceinline__ void load_kv_tile(const KvSource& kv, std::int32_t n0,
+                                             unsigned char* stage, bool& bad) {
+  using L = Layout<D>;
+  const int chunk = threadIdx.x % L::kChunks;
+  for_tile_rows<D>(kv, n0, bad, [&](int, int row, std::int64_t slot, bool ok) {
+    const std::int64_t src = slot * kv.row_bytes + chunk * 16;
+    const std::uint32_t dst = L::template offset<L::kKeys>(row, chunk);
+    cp_async_16(stage + dst, kv.key + src, ok);
+    cp_async_16(stage + L::kTileBytes + dst, kv.value + src, ok);
+  });
+}
+
+// A thread's pieces of an fp8 K/V tile in registers: per row, 8 codes of the key and of the value
+// and their scales (zeros where nothing is loaded).
+template <int D>
+struct Fp8Pieces {
+  static constexpr int kCount = Layout<D>::kKeys / Layout<D>::kRowsPerPass;
+  uint2 key[kCount], value[kCount];
+  float key_scale[kCount], value_scale[kCount];
+};
+
+template <int D>
+__device__ __forceinline__ void load_fp8_tile(const KvSource& kv, std::int32_t n0,
+                                              Fp8Pieces<D>& pieces, bool& bad) {
+  const int chunk = threadIdx.x % Layout<D>::kChunks;
+  for_tile_rows<D>(kv, n0, bad, [&](int i, int, std::int64_t slot, bool ok) {
+    const std::int64_t src = slot * kv.row_bytes + chunk * 8;
+    pieces.key[i] = ok ? *reinterpret_cast<const uint2*>(kv.key + src) : uint2{0, 0};
+    pieces.value[i] = ok ? *reinterpret_cast<const uint2*>(kv.value + src) : uint2{0, 0};
+    pieces.key_scale[i] = ok ? kv.key_scales[slot * kv.scale_stride] : 0.0f;
+    pieces.value_scale[i] = ok ? kv.value_scales[slot * kv.scale_stride] : 0.0f;
+  });
+}
+
+// 8 codes x scale as 8 bf16 (exact) in one 16-byte chunk.
+__device__ __forceinline__ uint4 dequantize_piece(uint2 codes, float scale) {
+  const unsigned words[2] = {codes.x, codes.y};
+  std::uint32_t out[4];
+#pragma unroll
+  for (int w = 0; w < 2; ++w) {
+    const float2 lo = e4m3x2_to_float2(static_cast<std::uint16_t>(words[w] & 0xFFFFu));
+    const float2 hi = e4m3x2_to_float2(static_cast<std::uint16_t>(words[w] >> 16));
+    out[2 * w] = pack_bf16x2(lo.x * scale, lo.y * scale);
+    out[2 * w + 1] = pack_bf16x2(hi.x * scale, hi.y * scale);
+  }
+  return {out[0], out[1], out[2], out[3]};
+}
+
+// Writes the thread's pieces into a stage, as load_kv_tile would have: bf16 in the swizzle.
+template <int D>
+__device__ __forceinline__ void store_fp8_tile(const Fp8Pieces<D>& pieces, unsigned char* stage) {
+  using L = Layout<D>;
+  const int chunk = threadIdx.x % L::kChunks, first = threadIdx.x / L::kChunks;
+#pragma unroll
+  for (int i = 0; i < Fp8Pieces<D>::kCount; ++i) {
+    const std::uint32_t dst = L::template offset<L::kKeys>(first + i * L::kRowsPerPass, chunk);
+    *reinterpret_cast<uint4*>(stage + dst) = dequantize_piece(pieces.key[i], pieces.key_scale[i]);
+    *reinterpret_cast<uint4*>(stage + L::kTileBytes + dst) =
+        dequantize_piece(pieces.value[i], pieces.value_scale[i]);
   }
 }
 
@@ -291,7 +357,7 @@ __device__ __forceinline__ void store_rows(const WarpState<D>& st, const PagedAt
 
 // Grid: (num_heads / heads_per_block, query tiles, sequences); tiles run last to first, so the
 // blocks with the most keys start first.
-template <int D>
+template <int D, bool kFp8>
 __global__ void __launch_bounds__(kThreads, 1)
     flash_prefill_kernel(PagedAttentionParams p, int heads_per_block) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -320,11 +386,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   const std::int64_t kv_head = b.first_head / (p.num_heads / p.num_kv_heads);
   const std::int32_t first_pos = context_len - query_len + b.m0;  // of the block's first token
 
+  constexpr int kKvBytes = kFp8 ? 1 : 2;
   KvSource kv;
-  kv.key = static_cast<const Bf16*>(p.key_cache) + kv_head * D;
-  kv.value = static_cast<const Bf16*>(p.value_cache) + kv_head * D;
+  kv.key = static_cast<const unsigned char*>(p.key_cache) + kv_head * D * kKvBytes;
+  kv.value = static_cast<const unsigned char*>(p.value_cache) + kv_head * D * kKvBytes;
+  kv.key_scales = kFp8 ? p.key_scales + kv_head : nullptr;
+  kv.value_scales = kFp8 ? p.value_scales + kv_head : nullptr;
   kv.block_table = p.block_tables + seq * p.max_blocks_per_seq;
-  kv.row_stride = p.num_kv_heads * D;
+  kv.row_bytes = p.num_kv_heads * D * kKvBytes;
+  kv.scale_stride = p.num_kv_heads;
   kv.num_blocks = p.num_blocks;
   kv.block_size = static_cast<std::int32_t>(p.block_size);
   kv.num_keys = first_pos + b.tokens;  // up to the block's last token
@@ -344,7 +414,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   bool bad = !valid;
   if (valid) load_q<D>(p, b, q_smem);
   cp_async_commit();
-  if (num_tiles > 0) load_kv_tile<D>(kv, 0, kv_smem, bad);
+  [[maybe_unused]] Fp8Pieces<D> next;  // kFp8: tile t + 1, in flight while tile t is attended
+  if (num_tiles > 0) {
+    if constexpr (kFp8) {
+      load_fp8_tile<D>(kv, 0, next, bad);
+      store_fp8_tile<D>(next, kv_smem);
+    } else {
+      load_kv_tile<D>(kv, 0, kv_smem, bad);
+    }
+  }
   cp_async_commit();
 
   WarpState<D> st;
@@ -358,8 +436,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   const float scale_log2 = p.scale * kLog2e;
   for (int t = 0; t < num_tiles; ++t) {
     // Refill the stage that tile t - 1 used (every warp is past it: the loop's last barrier).
-    if (t + 1 < num_tiles)
-      load_kv_tile<D>(kv, (t + 1) * kKeys, kv_smem + (t + 1) % kStages * L::kStageBytes, bad);
+    unsigned char* const next_stage = kv_smem + (t + 1) % kStages * L::kStageBytes;
+    if (t + 1 < num_tiles) {
+      if constexpr (kFp8)
+        load_fp8_tile<D>(kv, (t + 1) * kKeys, next, bad);
+      else
+        load_kv_tile<D>(kv, (t + 1) * kKeys, next_stage, bad);
+    }
     cp_async_commit();
     cp_async_wait<1>();  // tile t (and Q, the first group) is in
     // The tile was written through the generic proxy; wgmma reads through the async one.
@@ -369,6 +452,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (group_active && n0 <= group_last_pos)
       attend_tile<D>(st, q_addr, row0, kv_addr + t % kStages * L::kStageBytes, n0, warp_pos,
                      n0 + kKeys - 1 > group_pos, scale_log2);
+    if constexpr (kFp8)
+      if (t + 1 < num_tiles) store_fp8_tile<D>(next, next_stage);
     __syncthreads();
   }
   cp_async_wait<0>();
@@ -392,13 +477,14 @@ inline bool flash_prefill_supported(const PagedAttentionParams& p) {
     return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0;
   };
   return device_has_wgmma() && p.dtype == DType::bf16 &&
+         (p.kv_dtype == DType::bf16 || p.kv_dtype == DType::fp8_e4m3) &&
          (p.head_dim == 64 || p.head_dim == 128) && p.scale > 0.0f &&
          p.num_seqs <= kMaxGridYZ && aligned(p.q) && aligned(p.key_cache) &&
          aligned(p.value_cache) && aligned(p.out) &&
          (p.max_query_len + kRows / 4 - 1) / (kRows / 4) <= kMaxGridYZ;
 }
 
-template <int D>
+template <int D, bool kFp8>
 cudaError_t launch_flash_prefill_for(const PagedAttentionParams& p, cudaStream_t stream) {
   const std::int64_t group = p.num_heads / p.num_kv_heads;
   const int heads_per_block = group % 4 == 0 ? 4 : group % 2 == 0 ? 2 : 1;
@@ -408,16 +494,20 @@ cudaError_t launch_flash_prefill_for(const PagedAttentionParams& p, cudaStream_t
                   static_cast<unsigned>(query_tiles), static_cast<unsigned>(p.num_seqs));
   constexpr int kSmem = Layout<D>::kSmemBytes;
   if (const cudaError_t err = cudaFuncSetAttribute(
-          flash_prefill_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+          flash_prefill_kernel<D, kFp8>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
       err != cudaSuccess)
     return err;
-  flash_prefill_kernel<D><<<grid, kThreads, kSmem, stream>>>(p, heads_per_block);
+  flash_prefill_kernel<D, kFp8><<<grid, kThreads, kSmem, stream>>>(p, heads_per_block);
   return cudaGetLastError();
 }
 
 inline cudaError_t launch_flash_prefill(const PagedAttentionParams& p, cudaStream_t stream) {
-  return p.head_dim == 64 ? launch_flash_prefill_for<64>(p, stream)
-                          : launch_flash_prefill_for<128>(p, stream);
+  const bool fp8 = p.kv_dtype == DType::fp8_e4m3;
+  if (p.head_dim == 64)
+    return fp8 ? launch_flash_prefill_for<64, true>(p, stream)
+               : launch_flash_prefill_for<64, false>(p, stream);
+  return fp8 ? launch_flash_prefill_for<128, true>(p, stream)
+             : launch_flash_prefill_for<128, false>(p, stream);
 }
 
 }  // namespace minivllm::cuda::detail::flash

@@ -19,14 +19,21 @@ __device__ __forceinline__ float warp_max(float v) {
   return v;
 }
 
-// Sum of v over an aligned group of `width` lanes (a power of two, at most 32), returned to each of
+// op(v) over an aligned group of `width` lanes (a power of two, at most 32), returned to each of
 // them. Only the group's lanes take part, so groups of one warp may diverge around the call.
-__device__ __forceinline__ float lane_group_sum(float v, int width) {
+template <class Op>
+__device__ __forceinline__ float lane_group_reduce(float v, int width, Op op) {
   const unsigned lane = threadIdx.x % 32;
   const unsigned mask =
       width == 32 ? kFullWarp : ((1u << width) - 1u) << (lane & ~static_cast<unsigned>(width - 1));
-  for (int offset = width / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(mask, v, offset);
+  for (int offset = width / 2; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(mask, v, offset));
   return v;
+}
+__device__ __forceinline__ float lane_group_sum(float v, int width) {
+  return lane_group_reduce(v, width, [](float a, float b) { return a + b; });
+}
+__device__ __forceinline__ float lane_group_max(float v, int width) {
+  return lane_group_reduce(v, width, [](float a, float b) { return fmaxf(a, b); });
 }
 
 // Sum of v over the block, returned to every thread. blockDim.x must be a multiple of 32; call it

@@ -32,8 +32,13 @@ struct RuntimeOptions {
   std::int64_t step_timeout_s = 120;  // a step not answered by then fails its requests
 };
 
+// What the KV cache stores: the model's compute dtype ("auto"), or e4m3 codes with a scale per
+// token and head (kv_cache.hpp).
+enum class KvCacheDtype : std::uint8_t { auto_dtype, fp8_e4m3 };
+
 struct CacheOptions {
   std::int64_t block_size = 16;             // tokens per KV-cache block
+  KvCacheDtype kv_cache_dtype = KvCacheDtype::auto_dtype;  // "auto" | "fp8_e4m3"
   std::int64_t num_blocks = 0;              // 0: size from gpu_memory_utilization
   double gpu_memory_utilization = 0.9;      // fraction of device memory the engine may use
   bool enable_prefix_caching = true;

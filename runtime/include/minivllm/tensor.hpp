@@ -29,6 +29,13 @@ class Tensor {
   std::int64_t numel() const { return shape_numel(shape_); }
   std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype_); }
 
+  // The same memory as `dtype` of `shape`, sharing ownership; the view must fit in nbytes().
+  Tensor view(DType dtype, Shape shape) const {
+    Tensor t(owner_, data_, dtype, std::move(shape), device_);
+    if (t.nbytes() > nbytes()) return {};  // undefined: does not fit
+    return t;
+  }
+
   void* data() const { return data_; }
   template <class T>
   T* data_as() const { return static_cast<T*>(data_); }

@@ -13,6 +13,7 @@
 #include "kernels/cpu/attention.hpp"
 #include "kernels/cpu/bias.hpp"
 #include "kernels/cpu/embedding.hpp"
+#include "kernels/cpu/fp8.hpp"
 #include "kernels/cpu/kv_cache.hpp"
 #include "kernels/cpu/linear.hpp"
 #include "kernels/cpu/norm.hpp"
@@ -148,17 +149,19 @@ TEST(CpuKernels, WriteKvFollowsTheSlotMappingAndSkipsNegativeSlots) {
   const std::vector<float> k{1, 2, 3, 4, 5, 6}, v{-1, -2, -3, -4, -5, -6};
   const std::vector<std::int64_t> mapping{3, -1, 0};
   std::vector<float> kc(slots * width, 0), vc(slots * width, 0);
-  write_kv(k.data(), v.data(), mapping.data(), 3, width, kc.data(), vc.data(), slots);
+  write_kv(k.data(), v.data(), mapping.data(), 3, 1, width, {kc.data()}, {vc.data()}, slots);
   EXPECT_EQ(kc, (std::vector<float>{5, 6, 0, 0, 0, 0, 1, 2}));
   EXPECT_EQ(vc, (std::vector<float>{-5, -6, 0, 0, 0, 0, -1, -2}));
   const std::vector<std::int64_t> past_end{4};
-  EXPECT_THROW(write_kv(k.data(), v.data(), past_end.data(), 1, width, kc.data(), vc.data(), slots),
-               std::out_of_range);
+  EXPECT_THROW(
+      write_kv(k.data(), v.data(), past_end.data(), 1, 1, width, {kc.data()}, {vc.data()}, slots),
+      std::out_of_range);
 }
 
 // Two sequences with cached prefixes, their blocks scattered through the cache, against plain
-// causal attention over contiguous keys.
-void check_paged_attention(std::int64_t head_dim, std::int64_t block_size) {
+// causal attention over contiguous keys. With `fp8` the cache holds e4m3 codes and scales
+// (write_kv) and the reference reads the keys and values they decode to.
+void check_paged_attention(std::int64_t head_dim, std::int64_t block_size, bool fp8 = false) {
   const std::int64_t heads = 4, kv_heads = 2, group = heads / kv_heads;
   const std::vector<std::int32_t> context_lens{7, 20}, query_lens{3, 1};  // prefill + decode
   const std::vector<std::int32_t> query_start{0, 3, 4};
@@ -170,25 +173,43 @@ void check_paged_attention(std::int64_t head_dim, std::int64_t block_size) {
     for (std::int64_t j = 0; j < max_blocks; ++j)
       tables[s * max_blocks + j] = static_cast<std::int32_t>(num_blocks - 1 - (2 * j + s));
   const std::int64_t kv_width = kv_heads * head_dim;
-  std::vector<float> key_cache(num_blocks * block_size * kv_width, NAN);
+  const std::int64_t num_slots = num_blocks * block_size;
+  std::vector<float> key_cache(num_slots * kv_width, NAN);
   std::vector<float> value_cache(key_cache.size(), NAN);
+  std::vector<std::uint8_t> key_codes(key_cache.size(), 0x7F), value_codes(key_cache.size(), 0x7F);
+  std::vector<float> key_scales(num_slots * kv_heads, NAN), value_scales(key_scales.size(), NAN);
+  const CacheRows key_rows = fp8 ? CacheRows{key_codes.data(), key_scales.data()}
+                                 : CacheRows{key_cache.data()};
+  const CacheRows value_rows = fp8 ? CacheRows{value_codes.data(), value_scales.data()}
+                                   : CacheRows{value_cache.data()};
   std::vector<std::vector<float>> keys(2), values(2);  // contiguous [position, kv_width]
   for (int s = 0; s < 2; ++s) {
     keys[s] = random_floats(context_lens[s] * kv_width, 10 + s);
     values[s] = random_floats(context_lens[s] * kv_width, 20 + s);
-    for (std::int64_t p = 0; p < context_lens[s]; ++p) {
-      const std::int64_t slot = tables[s * max_blocks + p / block_size] * block_size + p % block_size;
-      std::copy_n(&keys[s][p * kv_width], kv_width, &key_cache[slot * kv_width]);
-      std::copy_n(&values[s][p * kv_width], kv_width, &value_cache[slot * kv_width]);
-    }
+    std::vector<std::int64_t> slots(static_cast<std::size_t>(context_lens[s]));
+    for (std::int64_t p = 0; p < context_lens[s]; ++p)
+      slots[p] = tables[s * max_blocks + p / block_size] * block_size + p % block_size;
+    write_kv(keys[s].data(), values[s].data(), slots.data(), context_lens[s], kv_heads, head_dim,
+             key_rows, value_rows, num_slots);
+    if (fp8)  // the reference attends to what the cache holds
+      for (std::int64_t p = 0; p < context_lens[s]; ++p)
+        for (std::int64_t h = 0; h < kv_heads; ++h) {
+          const std::int64_t at = slots[p] * kv_width + h * head_dim;
+          dequantize_e4m3_head(&key_codes[at], key_scales[slots[p] * kv_heads + h], head_dim,
+                               &keys[s][p * kv_width + h * head_dim]);
+          dequantize_e4m3_head(&value_codes[at], value_scales[slots[p] * kv_heads + h], head_dim,
+                               &values[s][p * kv_width + h * head_dim]);
+        }
   }
   const auto q = random_floats(4 * heads * head_dim, 30);
   std::vector<float> out(q.size());
   const float scale = 1.0f / std::sqrt(float(head_dim));
   PagedAttentionArgs args;
   args.q = q.data();
-  args.key_cache = key_cache.data();
-  args.value_cache = value_cache.data();
+  args.key_cache = key_rows.data;
+  args.value_cache = value_rows.data;
+  args.key_scales = key_rows.scales;
+  args.value_scales = value_rows.scales;
   args.block_tables = tables.data();
   args.query_start = query_start.data();
   args.context_lens = context_lens.data();
@@ -233,6 +254,11 @@ void check_paged_attention(std::int64_t head_dim, std::int64_t block_size) {
 TEST(CpuKernels, PagedAttentionMatchesContiguousCausalAttentionWithGqa) {
   for (std::int64_t head_dim : {16, 32, 64, 128})
     for (std::int64_t block_size : {1, 3, 16, 256}) check_paged_attention(head_dim, block_size);
+}
+
+TEST(CpuKernels, PagedAttentionReadsAnFp8CacheAsTheValuesItsCodesDecodeTo) {
+  for (std::int64_t head_dim : {16, 128})
+    for (std::int64_t block_size : {1, 16}) check_paged_attention(head_dim, block_size, true);
 }
 
 }  // namespace

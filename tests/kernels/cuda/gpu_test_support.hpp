@@ -64,6 +64,15 @@ DeviceBuffer upload_raw(const std::vector<T>& values) {
   return buf;
 }
 
+// The first n elements of a device array of T, as they are.
+template <class T>
+std::vector<T> download_raw(const DeviceBuffer& buf, std::size_t n) {
+  std::vector<T> out(n);
+  throw_on_cuda_error(cudaMemcpy(out.data(), buf.get(), n * sizeof(T), cudaMemcpyDeviceToHost),
+                      "cudaMemcpy to host");
+  return out;
+}
+
 // x as `dtype` stores it: bf16 rounds to nearest even, f32 keeps it.
 inline float stored_value(float x, DType dtype) {
   return dtype == DType::bf16 ? bf16_to_f32(f32_to_bf16(x)) : x;

@@ -3,16 +3,20 @@
 // queries and K/V rows, physical blocks shuffled, every cache slot that holds no token of the batch
 // NaN and unused block table entries -1 (a kernel reading a key it must not read turns its output
 // NaN); the kernel run on a poisoned output and the CPU reference (kernels/cpu/attention.hpp).
+// quantize_cache turns the cache into an fp8 one (e4m3 codes and scales, kernels/cpu/fp8.hpp),
+// which both then read.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gpu_test_support.hpp"
 #include "kernels/cpu/attention.hpp"
+#include "kernels/cpu/fp8.hpp"
 #include "kernels/cuda/paged_attention.cuh"
 
 namespace minivllm::test {
@@ -32,6 +36,11 @@ struct PagedBatch {
   std::int64_t max_query_len = 0;
   std::vector<float> q, key_cache, value_cache;  // stored values of the batch's dtype
   std::vector<std::int32_t> block_tables, query_start, context_lens;
+  // An fp8 cache (quantize_cache): codes and a scale per slot and KV head; empty otherwise.
+  std::vector<std::uint8_t> key_codes, value_codes;
+  std::vector<float> key_scales, value_scales;
+
+  bool fp8() const { return !key_codes.empty(); }
 
   std::int64_t num_seqs() const { return static_cast<std::int64_t>(context_lens.size()); }
   std::int64_t kv_width() const { return heads.kv_heads * heads.head_dim; }
@@ -100,14 +109,40 @@ inline PagedBatch make_paged_batch(const AttentionHeads& heads, std::int64_t blo
   return b;
 }
 
-// The batch on the device in `dtype`, with a poisoned output.
+// The cache as e4m3 codes and scales, each head of each slot (NaN ones too: NaN codes) multiplied
+// by 2^-6 .. 2^6 first so that the scales differ.
+inline void quantize_cache(PagedBatch& b) {
+  const auto head_dim = static_cast<std::size_t>(b.heads.head_dim);
+  const std::size_t heads = b.key_cache.size() / head_dim;
+  b.key_codes.resize(b.key_cache.size());
+  b.value_codes.resize(b.value_cache.size());
+  b.key_scales.resize(heads);
+  b.value_scales.resize(heads);
+  std::vector<float> head(head_dim);
+  for (std::size_t h = 0; h < heads; ++h) {
+    const int exponent = static_cast<int>(h % 13) - 6;
+    for (auto [cache, codes, scales] :
+         {std::tuple{&b.key_cache, &b.key_codes, &b.key_scales},
+          std::tuple{&b.value_cache, &b.value_codes, &b.value_scales}}) {
+      for (std::size_t d = 0; d < head_dim; ++d)
+        head[d] = std::ldexp((*cache)[h * head_dim + d], exponent);
+      cpu::quantize_e4m3_head(head.data(), static_cast<std::int64_t>(head_dim),
+                              codes->data() + h * head_dim, scales->data() + h);
+    }
+  }
+}
+
+// The batch on the device in `dtype` (bf16 for an fp8 cache), with a poisoned output.
 struct DevicePagedBatch {
-  DeviceBuffer q, key_cache, value_cache, block_tables, query_start, context_lens, out;
+  DeviceBuffer q, key_cache, value_cache, key_scales, value_scales, block_tables, query_start,
+      context_lens, out;
 
   DevicePagedBatch(const PagedBatch& b, DType dtype)
       : q(upload(b.q, dtype)),
-        key_cache(upload(b.key_cache, dtype)),
-        value_cache(upload(b.value_cache, dtype)),
+        key_cache(b.fp8() ? upload_raw(b.key_codes) : upload(b.key_cache, dtype)),
+        value_cache(b.fp8() ? upload_raw(b.value_codes) : upload(b.value_cache, dtype)),
+        key_scales(upload_raw(b.key_scales)),
+        value_scales(upload_raw(b.value_scales)),
         block_tables(upload_raw(b.block_tables)),
         query_start(upload_raw(b.query_start)),
         context_lens(upload_raw(b.context_lens)),
@@ -118,6 +153,11 @@ struct DevicePagedBatch {
   cuda::PagedAttentionParams params(const PagedBatch& b, DType dtype) const {
     cuda::PagedAttentionParams p;
     p.dtype = dtype;
+    p.kv_dtype = b.fp8() ? DType::fp8_e4m3 : dtype;
+    if (b.fp8()) {
+      p.key_scales = key_scales.as<float>();
+      p.value_scales = value_scales.as<float>();
+    }
     p.q = q.get();
     p.key_cache = key_cache.get();
     p.value_cache = value_cache.get();
@@ -142,8 +182,15 @@ inline std::vector<float> paged_attention_reference(const PagedBatch& b) {
   std::vector<float> out(b.out_size());
   cpu::PagedAttentionArgs a;
   a.q = b.q.data();
-  a.key_cache = b.key_cache.data();
-  a.value_cache = b.value_cache.data();
+  if (b.fp8()) {
+    a.key_cache = b.key_codes.data();
+    a.value_cache = b.value_codes.data();
+    a.key_scales = b.key_scales.data();
+    a.value_scales = b.value_scales.data();
+  } else {
+    a.key_cache = b.key_cache.data();
+    a.value_cache = b.value_cache.data();
+  }
   a.block_tables = b.block_tables.data();
   a.query_start = b.query_start.data();
   a.context_lens = b.context_lens.data();

@@ -15,6 +15,7 @@
 
 #include "gpu_test_support.hpp"
 #include "kernels/cpu/attention_inputs.hpp"
+#include "kernels/cpu/fp8.hpp"
 #include "kernels/cuda/attention_inputs.cuh"
 #include "kernels/cuda/rotary_angles.cuh"
 
@@ -121,6 +122,7 @@ TEST_F(AttentionInputsKernel, MatchesReference) {
 
         cuda::AttentionInputsParams params;
         params.dtype = dtype;
+        params.kv_dtype = dtype;
         params.qkv = d_qkv.get();
         params.q = d_q.get();
         params.key_cache = d_key_cache.get();
@@ -156,8 +158,8 @@ TEST_F(AttentionInputsKernel, MatchesReference) {
         args.num_kv_heads = m.kv_heads;
         args.head_dim = m.head_dim;
         args.q = q.data();
-        args.key_cache = key_cache.data();
-        args.value_cache = value_cache.data();
+        args.key_cache = {key_cache.data(), nullptr};
+        args.value_cache = {value_cache.data(), nullptr};
         args.num_slots = num_slots;
         cpu::attention_inputs(args);
         const float tol = test::tolerance(dtype);
@@ -166,6 +168,122 @@ TEST_F(AttentionInputsKernel, MatchesReference) {
                            "key cache");
         test::expect_close(test::download(d_value_cache, dtype, cache_size), value_cache, 0.0f,
                            "value cache");
+      }
+    }
+  }
+}
+
+// An fp8 cache (codes and per-slot, per-head scales) written as the CPU backend writes it. The
+// values are not rotated: their codes and scales must be identical. The keys are, by angles that
+// differ from the CPU's in the last bits, so the same scale and codes at most one step apart are
+// asked for, except for keys that are neither normalized nor rotated (Llama's at position 0):
+// identical.
+TEST_F(AttentionInputsKernel, WritesFp8CacheAsTheCpu) {
+  for (const Model& m : kModels) {
+    std::vector<float> inv_freq = layers::rope_inverse_frequencies(m.head_dim, m.theta);
+    if (m.scaling) inv_freq = layers::llama3_scaled_frequencies(inv_freq, *m.scaling);
+    DeviceBuffer d_inv_freq = test::upload_raw(inv_freq);
+    for (std::int64_t tokens : {7, 2500}) {
+      for (DType dtype : test::kElementTypes) {
+        SCOPED_TRACE(std::string(m.name) + " " + std::string(dtype_name(dtype)) + " tokens " +
+                     std::to_string(tokens));
+        const std::int64_t num_slots = tokens + 3;
+        std::vector<std::int32_t> positions(static_cast<std::size_t>(tokens));
+        for (auto& p : positions) p = static_cast<std::int32_t>(random_int(0, 40959));
+        for (std::size_t t = 0; t < positions.size(); t += 3) positions[t] = 0;
+        std::vector<std::int64_t> slots(static_cast<std::size_t>(tokens));
+        std::iota(slots.begin(), slots.end(), 0);
+        std::shuffle(slots.begin(), slots.end(), rng());
+        const std::int64_t q_width = m.heads * m.head_dim, kv_width = m.kv_heads * m.head_dim;
+        // Spread over 2^-12 .. 2^12 so that the heads' scales differ.
+        auto qkv = random_values(static_cast<std::size_t>(tokens * (q_width + 2 * kv_width)), -1,
+                                 1, DType::f32);
+        for (std::size_t i = 0; i < qkv.size(); ++i)
+          qkv[i] = test::stored_value(
+              std::ldexp(qkv[i], static_cast<int>(i / m.head_dim % 25) - 12), dtype);
+        const auto norm = random_values(static_cast<std::size_t>(m.head_dim), 0.5f, 1.5f, dtype);
+        const auto codes_size = static_cast<std::size_t>(num_slots * kv_width);
+        const auto scales_size = static_cast<std::size_t>(num_slots * m.kv_heads);
+        DeviceBuffer d_qkv = test::upload(qkv, dtype);
+        DeviceBuffer d_q(static_cast<std::size_t>(tokens * q_width) * dtype_size(dtype));
+        DeviceBuffer d_norm = test::upload(norm, dtype);
+        DeviceBuffer d_keys(codes_size), d_values(codes_size);
+        DeviceBuffer d_key_scales(scales_size * 4), d_value_scales(scales_size * 4);
+        DeviceBuffer d_positions = test::upload_raw(positions), d_slots = test::upload_raw(slots);
+        const DeviceBuffer d_rotary = rotary(d_positions, d_inv_freq, tokens, m.head_dim / 2);
+        cuda::AttentionInputsParams params;
+        params.dtype = dtype;
+        params.kv_dtype = DType::fp8_e4m3;
+        params.qkv = d_qkv.get();
+        params.q = d_q.get();
+        params.key_cache = d_keys.get();
+        params.value_cache = d_values.get();
+        params.key_scales = d_key_scales.as<float>();
+        params.value_scales = d_value_scales.as<float>();
+        params.slot_mapping = d_slots.as<std::int64_t>();
+        params.rotary = d_rotary.as<float>();
+        params.num_tokens = tokens;
+        params.num_heads = m.heads;
+        params.num_kv_heads = m.kv_heads;
+        params.head_dim = m.head_dim;
+        params.num_slots = num_slots;
+        if (m.qk_norm) {
+          params.q_norm_weight = d_norm.get();
+          params.k_norm_weight = d_norm.get();
+          params.norm_eps = kEps;
+        }
+        ASSERT_CUDA(cuda::launch_attention_inputs(params, nullptr));
+        ASSERT_CUDA(cudaStreamSynchronize(nullptr));
+
+        std::vector<float> q(static_cast<std::size_t>(tokens * q_width));
+        std::vector<std::uint8_t> keys(codes_size), values(codes_size);
+        std::vector<float> key_scales(scales_size), value_scales(scales_size);
+        cpu::AttentionInputs args;
+        args.qkv = qkv.data();
+        args.positions = positions.data();
+        args.slot_mapping = slots.data();
+        args.inv_freq = inv_freq.data();
+        if (m.qk_norm) {
+          args.q_norm_weight = norm.data();
+          args.k_norm_weight = norm.data();
+          args.norm_eps = kEps;
+        }
+        args.num_tokens = tokens;
+        args.num_heads = m.heads;
+        args.num_kv_heads = m.kv_heads;
+        args.head_dim = m.head_dim;
+        args.q = q.data();
+        args.key_cache = {keys.data(), key_scales.data()};
+        args.value_cache = {values.data(), value_scales.data()};
+        args.num_slots = num_slots;
+        cpu::attention_inputs(args);
+
+        const auto got_values = test::download_raw<std::uint8_t>(d_values, codes_size);
+        const auto got_keys = test::download_raw<std::uint8_t>(d_keys, codes_size);
+        const auto got_value_scales = test::download_raw<float>(d_value_scales, scales_size);
+        const auto got_key_scales = test::download_raw<float>(d_key_scales, scales_size);
+        EXPECT_EQ(got_values, values) << "value codes";
+        EXPECT_EQ(got_value_scales, value_scales) << "value scales";
+        std::int64_t exact_heads = 0;
+        for (std::int64_t t = 0; t < tokens; ++t)
+          for (std::int64_t h = 0; h < m.kv_heads; ++h) {
+            const std::int64_t head = slots[t] * m.kv_heads + h;
+            const bool exact = positions[t] == 0 && !m.qk_norm;
+            exact_heads += exact;
+            ASSERT_EQ(got_key_scales[head], key_scales[head]) << "token " << t << " head " << h;
+            for (std::int64_t d = 0; d < m.head_dim; ++d) {
+              const std::uint8_t got = got_keys[head * m.head_dim + d];
+              const std::uint8_t want = keys[head * m.head_dim + d];
+              // Codes of one sign are ordered like their values (0x80 is -0).
+              const int step = std::abs((got & 0x7F) - (want & 0x7F));
+              const bool same_sign = (got ^ want) < 0x80 || (got & 0x7F) + (want & 0x7F) <= 1;
+              ASSERT_TRUE(exact ? got == want : same_sign && step <= 1)
+                  << "token " << t << " head " << h << " dim " << d << ": code "
+                  << int{got} << ", want " << int{want};
+            }
+          }
+        EXPECT_GT(exact_heads, m.qk_norm ? -1 : 0);
+        test::expect_close(test::download(d_q, dtype, q.size()), q, test::tolerance(dtype), "q");
       }
     }
   }
@@ -185,7 +303,7 @@ TEST_F(AttentionInputsKernel, SkipsSlotsPastTheCache) {
   DeviceBuffer d_inv_freq = test::upload_raw(inv_freq);
   const DeviceBuffer d_rotary = rotary(d_positions, d_inv_freq, 2, head_dim / 2);
   cuda::AttentionInputsParams params;
-  params.dtype = DType::f32;
+  params.dtype = params.kv_dtype = DType::f32;
   params.qkv = d_qkv.get();
   params.q = d_q.get();
   params.key_cache = d_key_cache.get();

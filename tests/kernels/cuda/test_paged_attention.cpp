@@ -268,6 +268,54 @@ TEST_F(PagedAttentionKernel, RejectsUnsupportedShapes) {
   p.block_size = 16;
   p.dtype = DType::f16;
   rejects("f16");
+  p.dtype = DType::bf16;
+  p.kv_dtype = DType::f32;
+  rejects("bf16 q with an f32 cache");
+  p.kv_dtype = DType::fp8_e4m3;
+  rejects("an fp8 cache without scales");
+  p.key_scales = p.value_scales = buf.as<float>();
+  p.dtype = DType::f32;
+  rejects("f32 q with an fp8 cache");
+}
+
+// An fp8 cache (bf16 q and out) against the reference reading the same codes and scales: the
+// decode kernel for every head shape, with each workspace; the flash prefill kernel for head_dim
+// 64 and 128 on a Hopper GPU, cudaErrorNotSupported for other shapes.
+TEST_F(PagedAttentionKernel, Fp8CacheMatchesReference) {
+  int major = 0;
+  ASSERT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+  for (const AttentionHeads& heads : kHeads) {
+    for (std::int64_t bs : {1, 16, 256}) {
+      const auto block = static_cast<std::int32_t>(bs);
+      const std::int32_t prompt = random_len(2, 200);
+      const std::vector<Sequence> decodes = {
+          {1, 1}, {block + 1, 1}, {8192, 1}, {random_len(1, 3000), 1}, {block + 3, 0}};
+      const std::vector<Sequence> prefills = {
+          {block, block}, {1, 1}, {3 * block + 5, 7}, {2 * block + 1, 1}, {prompt + 3, prompt},
+          {2000, 300}};
+      PagedBatch d = make_batch(heads, bs, decodes, DType::bf16);
+      test::quantize_cache(d);
+      SCOPED_TRACE("fp8 " + test::describe(d, DType::bf16));
+      const auto want_decode = run_cpu(d);
+      for (Workspace workspace : {Workspace::wanted, Workspace::none})
+        test::expect_close(run_gpu(Kernel::decode, d, DType::bf16, workspace), want_decode,
+                           test::tolerance(DType::bf16),
+                           std::string("decode kernel with ") + workspace_name(workspace));
+
+      PagedBatch b = make_batch(heads, bs, prefills, DType::bf16);
+      test::quantize_cache(b);
+      SCOPED_TRACE("fp8 " + test::describe(b, DType::bf16));
+      if (major == 9 && (heads.head_dim == 64 || heads.head_dim == 128)) {
+        test::expect_close(run_gpu(Kernel::prefill, b, DType::bf16), run_cpu(b),
+                           2 * test::tolerance(DType::bf16), "prefill kernel");
+      } else {
+        const test::DevicePagedBatch device(b, DType::bf16);
+        const cuda::PagedAttentionParams p = device.params(b, DType::bf16);
+        EXPECT_FALSE(cuda::prefill_attention_supported(p));
+        EXPECT_EQ(cuda::launch_prefill_attention(p, nullptr), cudaErrorNotSupported);
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,56 @@
+#pragma once
+// Device side of the fp8 KV cache's e4m3 format (runtime/include/minivllm/kv_cache.hpp): the same
+// rounding, saturation and power-of-two head scales as the CPU reference, kernels/cpu/fp8.hpp,
+// bit for bit. Included by .cu files only.
+#include <cstdint>
+#include <cstring>
+
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+namespace minivllm::cuda::detail {
+
+// e4m3_head_scale of kernels/cpu/fp8.hpp: 2^k, the smallest k with amax / 2^k <= 448, k in
+// [-126, 127]; 1 for 0, 2^127 for inf.
+__device__ __forceinline__ float e4m3_head_scale(float amax) {
+  if (amax == 0.0f) return 1.0f;
+  if (!isfinite(amax)) return 0x1p127f;
+  int e = 0;
+  const float m = frexpf(amax, &e);
+  const int k = min(max(m <= 0.875f ? e - 9 : e - 8, -126), 127);
+  return ldexpf(1.0f, k);
+}
+
+// Two values as e4m3 codes (first in the low byte): round to nearest even, saturating at +-448.
+__device__ __forceinline__ std::uint16_t e4m3x2_from_float(float a, float b) {
+  return __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, __NV_E4M3);
+}
+
+// Two codes (first in the low byte) as f32, exact.
+__device__ __forceinline__ float2 e4m3x2_to_float2(std::uint16_t codes) {
+  const __half2_raw raw = __nv_cvt_fp8x2_to_halfraw2(codes, __NV_E4M3);
+  return __half22float2(__half2(raw));
+}
+
+// v[i] * inverse as kElems consecutive codes at dst, in one store (kElems 1, 2, 4 or 8; dst
+// aligned to kElems bytes).
+template <int kElems>
+__device__ __forceinline__ void store_e4m3(std::uint8_t* dst, const float (&v)[kElems],
+                                           float inverse) {
+  if constexpr (kElems == 1) {
+    *dst = static_cast<std::uint8_t>(e4m3x2_from_float(v[0] * inverse, 0.0f) & 0xFF);
+  } else {
+    std::uint16_t pairs[kElems / 2];
+#pragma unroll
+    for (int i = 0; i < kElems / 2; ++i)
+      pairs[i] = e4m3x2_from_float(v[2 * i] * inverse, v[2 * i + 1] * inverse);
+    using Unit = std::conditional_t<kElems == 8, uint2,
+                                    std::conditional_t<kElems == 4, unsigned, std::uint16_t>>;
+    Unit unit;
+    static_assert(sizeof unit == sizeof pairs);
+    memcpy(&unit, pairs, sizeof unit);
+    *reinterpret_cast<Unit*>(dst) = unit;
+  }
+}
+
+}  // namespace minivllm::cuda::detail

@@ -1,0 +1,91 @@
+// The e4m3 format of the fp8 KV cache against its definition: every code, rounding to nearest even
+// at every midpoint, saturation, NaN, and the power-of-two head scales.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/cpu/fp8.hpp"
+
+namespace minivllm::cpu {
+namespace {
+
+bool is_nan_code(std::uint8_t c) { return (c & 0x7F) == 0x7F; }
+
+TEST(Fp8, EveryFiniteCodeDecodesToItsValueAndEncodesBackToItself) {
+  EXPECT_EQ(e4m3_to_float(0x7E), 448.0f);
+  EXPECT_EQ(e4m3_to_float(0x08), 0x1p-6f);
+  EXPECT_EQ(e4m3_to_float(0x01), 0x1p-9f);
+  EXPECT_EQ(e4m3_to_float(0xC0), -2.0f);
+  EXPECT_TRUE(std::isnan(e4m3_to_float(0x7F)));
+  EXPECT_TRUE(std::isnan(e4m3_to_float(0xFF)));
+  for (int c = 0; c < 256; ++c) {
+    const auto code = static_cast<std::uint8_t>(c);
+    if (is_nan_code(code)) continue;
+    const float x = e4m3_to_float(code);
+    // -0 encodes as 0x80, +0 as 0x00: the sign survives.
+    EXPECT_EQ(e4m3_from_float(x), code) << "code " << c << " value " << x;
+  }
+}
+
+TEST(Fp8, RoundsToNearestEvenAtEveryMidpointAndOtherwiseToNearest) {
+  for (int c = 0; c < 0x7E; ++c) {  // each pair of neighbours below 448
+    const auto lo = static_cast<std::uint8_t>(c), hi = static_cast<std::uint8_t>(c + 1);
+    const float a = e4m3_to_float(lo), b = e4m3_to_float(hi);
+    const float mid = (a + b) / 2;  // exact in f32
+    const std::uint8_t even = (lo & 1) == 0 ? lo : hi;
+    EXPECT_EQ(e4m3_from_float(mid), even) << a << " .. " << b;
+    EXPECT_EQ(e4m3_from_float(-mid), even | 0x80);
+    EXPECT_EQ(e4m3_from_float(std::nextafter(mid, a)), lo);
+    EXPECT_EQ(e4m3_from_float(std::nextafter(mid, b)), hi);
+  }
+}
+
+TEST(Fp8, SaturatesAtPlusMinus448AndNeverProducesNanFromANumber) {
+  for (float x : {448.0f, 450.0f, 464.0f, 1e6f, std::numeric_limits<float>::max(), INFINITY}) {
+    EXPECT_EQ(e4m3_from_float(x), 0x7E) << x;
+    EXPECT_EQ(e4m3_from_float(-x), 0xFE) << x;
+  }
+  EXPECT_EQ(e4m3_from_float(0x1p-11f), 0x00);  // below half the smallest subnormal: zero
+  EXPECT_EQ(e4m3_from_float(0x1p-10f), 0x00);  // the midpoint to 2^-9: even, zero
+  EXPECT_EQ(e4m3_from_float(std::numeric_limits<float>::denorm_min()), 0x00);
+  EXPECT_EQ(e4m3_from_float(NAN), 0x7F);
+}
+
+TEST(Fp8, HeadScaleIsTheSmallestPowerOfTwoThatBringsTheMaximumWithin448) {
+  EXPECT_EQ(e4m3_head_scale(0.0f), 1.0f);
+  EXPECT_EQ(e4m3_head_scale(448.0f), 1.0f);
+  EXPECT_EQ(e4m3_head_scale(448.5f), 2.0f);
+  EXPECT_EQ(e4m3_head_scale(224.0f), 0.5f);
+  EXPECT_EQ(e4m3_head_scale(224.1f), 1.0f);
+  EXPECT_EQ(e4m3_head_scale(1.0f), 0x1p-8f);  // 1 / 2^-8 = 256 <= 448 < 512
+  EXPECT_EQ(e4m3_head_scale(INFINITY), 0x1p127f);
+  EXPECT_EQ(e4m3_head_scale(1e-38f), 0x1p-126f);  // clamped: its inverse stays finite
+  for (float amax = 1e-30f; amax < 1e30f; amax *= 1.37f) {
+    const float s = e4m3_head_scale(amax);
+    EXPECT_LE(amax / s, 448.0f) << amax;
+    EXPECT_GT(amax / s, 224.0f) << amax;
+  }
+}
+
+TEST(Fp8, QuantizedHeadsRoundTripWithinHalfAStepOfTheirScale) {
+  std::vector<float> x(128);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * i) * 3.0f;
+  std::vector<std::uint8_t> codes(x.size());
+  float scale = 0;
+  quantize_e4m3_head(x.data(), 128, codes.data(), &scale);
+  EXPECT_EQ(scale, 0x1p-7f);  // max |x| ~ 3: 3 / 2^-7 = 384
+  std::vector<float> back(x.size());
+  dequantize_e4m3_head(codes.data(), scale, 128, back.data());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(codes[i], e4m3_from_float(x[i] / scale));
+    // 3 mantissa bits: relative error at most 2^-4 for normals, 2^-10 scale for subnormals.
+    EXPECT_LE(std::fabs(back[i] - x[i]), std::fmax(std::fabs(x[i]) * 0x1p-4f, scale * 0x1p-10f))
+        << i;
+  }
+}
+
+}  // namespace
+}  // namespace minivllm::cpu

@@ -9,7 +9,8 @@
 // consumer's hand-back, the lanes that issue the copies.
 // Sources: an L2-resident buffer (warmed; each cluster starts at its own offset, or all at the
 // same one) and an HBM-resident one (4 GiB, each launch starting further on). Prints a table and
-// one JSON line per case. The eighth session's question and figures: kernels/cuda/tile_gemm.md.
+// one JSON line per case. The question and its figures: kernels/cuda/tile_gemm.md ("What limits
+// it"); the dated log: benchmarks/results/history/tile_gemm.md.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>

@@ -10,7 +10,7 @@
 //   atomic barrier            one kernel, 400 phases, a counter and a generation word in global
 //                             memory (arrive with atomicAdd, the last one bumps the generation).
 // At 1, 2 and 4 blocks of 128 threads per SM. Prints a table and one JSON line. The question
-// and the reading: benchmarks/results/2026-11-30-engine-speed-h200.md, ninth session.
+// and the reading: docs/engine-speed.md (kernel boundaries).
 #include <cooperative_groups.h>
 
 #include <cstdio>

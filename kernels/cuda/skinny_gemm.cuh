@@ -1,6 +1,7 @@
 #pragma once
 // y = x @ W^T for a few rows of x (decode), reading W once: at m = 1 it beats cuBLAS on every
-// Qwen3-0.6B projection (H200: 2.3-4.7 us against 4.4-12.6 us; figures in skinny_gemm.md).
+// Qwen3-0.6B projection (H200, first version: 2.3-4.7 us against 4.4-12.6 us,
+// benchmarks/results/history/skinny_gemm.md; today's figures in skinny_gemm.md).
 #include <cstdint>
 
 #include <cuda_runtime_api.h>

@@ -2,9 +2,9 @@
 // y = x @ W^T on the tensor cores for decode-sized batches (m of tens to hundreds of rows), where
 // cuBLAS sits at a ~5-7 us floor per GEMM on Qwen3-0.6B's projections (H200) while the weights
 // take 1-3 us to read. Blocks of 128 threads each own a tile of rows of x by rows of W and stream
-// in_features through shared memory 64 at a time (cp.async, 4 stages, mma.m16n8k16 bf16 with fp32
-// accumulation); the first stages' weights are loaded before the wait on the previous kernel
-// (programmatic dependent launch). Figures in tile_gemm.md.
+// in_features through shared memory 64 at a time (cp.async, 8, 6 or 4 stages by tile size,
+// mma.m16n8k16 bf16 with fp32 accumulation); the first stages' weights are loaded before the
+// wait on the previous kernel (programmatic dependent launch). Figures in tile_gemm.md.
 #include <cstddef>
 #include <cstdint>
 

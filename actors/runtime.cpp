@@ -103,10 +103,13 @@ RuntimeSpec runtime_spec(const Config& config) {
   }
   spec.log_level = config.runtime.log_level;
   spec.step_timeout = std::chrono::seconds(config.runtime.step_timeout_s);
-  spec.summary = log_format("model %s (%s), %s on the %s backend",
+  spec.summary = log_format("model %s (%s), %s on the %s backend%s",
                             config.model.path.string().c_str(), model.architectures.front().c_str(),
                             std::string(dtype_name(config.model.dtype)).c_str(),
-                            std::string(backend_name(config.runtime.backend)).c_str());
+                            std::string(backend_name(config.runtime.backend)).c_str(),
+                            config.cache.kv_cache_dtype == KvCacheDtype::fp8_e4m3
+                                ? ", KV cache fp8_e4m3"
+                                : "");
   if (config.parallel.tensor_parallel_size > 1)
     spec.make_group = [config] { return make_tensor_parallel_group(config); };
   spec.make_runner = [config](const WorkerPlace& place) {

@@ -199,6 +199,7 @@ const std::vector<Key>& schema() {
       choice_key<KvCacheDtype>("cache", "kv_cache_dtype",
                                [](Config& c) -> KvCacheDtype& { return c.cache.kv_cache_dtype; },
                                {{"auto", KvCacheDtype::auto_dtype},
+                                {"fp8", KvCacheDtype::fp8_e4m3},  // vLLM's name for e4m3
                                 {"fp8_e4m3", KvCacheDtype::fp8_e4m3}}),
       integer_key("cache", "num_blocks",
                   [](Config& c) -> std::int64_t& { return c.cache.num_blocks; }, 0),
@@ -458,7 +459,7 @@ Config finish(Config config, std::vector<std::string>& errors, const std::vector
   if (errors.empty() && !cpu && config.cache.kv_cache_dtype == KvCacheDtype::fp8_e4m3 &&
       config.model.dtype != DType::bf16)
     errors.push_back(name + ": cache.kv_cache_dtype = \"fp8_e4m3\" on the CUDA backend needs "
-                     "model.dtype = \"bf16\" (its kernels read e4m3 into bf16 attention)");
+                     "model.dtype = \"bfloat16\" (its kernels read e4m3 into bf16 attention)");
   if (errors.empty() && cpu && devices != std::vector<std::int64_t>{0})
     errors.push_back(name + ": parallel.devices names CUDA devices, and runtime.backend is \"cpu\" "
                      "(leave it unset or [0] there: every rank runs on the host)");

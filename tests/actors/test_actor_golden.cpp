@@ -1,7 +1,7 @@
 // The engine core's acceptance scenarios through the actors (via the synchronous facade):
 // greedy outputs equal the goldens alone, 64 mixed with prefix caching on and off, under
 // forced preemption, with chunked prefill and over tensor-parallel ranks; the block pool is
-// whole afterwards.
+// whole afterwards. With an fp8 KV cache the same scenarios give each request's tokens alone.
 #include <string>
 #include <vector>
 
@@ -132,6 +132,47 @@ TEST_P(ActorGolden, DataParallelTwoReplicas) {
   const EngineStats stats = llm.stats();
   EXPECT_EQ(stats.counters.prefix_cache_hits - hits_before, 64u);  // the prefix's 4 blocks of 16
   EXPECT_EQ(stats.num_free_blocks, stats.num_blocks);
+}
+
+// The fp8 KV cache through the runtime, set as the CLI and the server set it: each request's
+// greedy tokens are the same alone, 16 at once with prefix caching, in a small cache that
+// preempts, and over two tensor-parallel ranks (each quantizes its own KV heads); no block is
+// left taken.
+TEST_P(ActorGolden, Fp8KvCacheAloneBatchedPreemptedAndTensorParallel) {
+  const auto picks = testing::mixed_picks(16, goldens_.size());
+  std::vector<std::vector<std::int32_t>> prompts;
+  for (std::size_t p : picks) prompts.push_back(goldens_[p].prompt);
+  SamplingParams greedy;
+  greedy.temperature = 0.0;
+  greedy.max_tokens = 32;
+  greedy.ignore_eos = true;
+  const auto tokens = [&](const std::vector<std::string>& sets, bool alone) {
+    std::vector<std::string> all = {"model.max_model_len=1024", "cache.kv_cache_dtype=fp8_e4m3"};
+    all.insert(all.end(), sets.begin(), sets.end());
+    LLM llm(testing::tiny_config(GetParam(), all));
+    std::vector<std::vector<std::int32_t>> out;
+    const auto keep = [&](const std::vector<RequestOutput>& done) {
+      for (const RequestOutput& o : done) out.push_back(o.outputs.at(0).token_ids);
+    };
+    if (alone) {
+      for (const auto& p : prompts) keep(llm.generate(std::vector<std::vector<std::int32_t>>{p}, greedy));
+    } else {
+      keep(llm.generate(prompts, greedy));
+    }
+    const EngineStats stats = llm.stats();
+    EXPECT_EQ(stats.num_free_blocks, stats.num_blocks);
+    return std::pair{out, stats.num_preemptions};
+  };
+  const auto alone = tokens({"cache.num_blocks=256"}, true).first;
+  ASSERT_EQ(alone.size(), prompts.size());
+  EXPECT_EQ(tokens({"cache.num_blocks=256"}, false).first, alone);
+  const auto [preempted, preemptions] =
+      tokens({"cache.num_blocks=40", "scheduler.enable_chunked_prefill=false",
+              "scheduler.max_num_batched_tokens=1024"},
+             false);
+  EXPECT_EQ(preempted, alone);
+  EXPECT_GT(preemptions, 0u);
+  EXPECT_EQ(tokens({"cache.num_blocks=256", "parallel.tensor_parallel_size=2"}, false).first, alone);
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, ActorGolden, ::testing::Values("tiny-qwen3", "tiny-llama3"),

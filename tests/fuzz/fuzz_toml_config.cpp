@@ -25,12 +25,14 @@ void expect_same(const Config& a, const Config& b) {
   FUZZ_CHECK(a.model.path == b.model.path);
   FUZZ_CHECK(a.model.dtype == b.model.dtype);
   FUZZ_CHECK(a.model.max_model_len == b.model.max_model_len);
+  FUZZ_CHECK(a.model.generation_config == b.model.generation_config);
   FUZZ_CHECK(a.runtime.backend == b.runtime.backend);
   FUZZ_CHECK(a.runtime.plugin_dirs == b.runtime.plugin_dirs);
   FUZZ_CHECK(a.runtime.log_level == b.runtime.log_level);
   FUZZ_CHECK(a.runtime.cuda_graphs == b.runtime.cuda_graphs);
   FUZZ_CHECK(a.runtime.step_timeout_s == b.runtime.step_timeout_s);
   FUZZ_CHECK(a.cache.block_size == b.cache.block_size);
+  FUZZ_CHECK(a.cache.kv_cache_dtype == b.cache.kv_cache_dtype);
   FUZZ_CHECK(a.cache.num_blocks == b.cache.num_blocks);
   FUZZ_CHECK(a.cache.gpu_memory_utilization == b.cache.gpu_memory_utilization);
   FUZZ_CHECK(a.cache.enable_prefix_caching == b.cache.enable_prefix_caching);
@@ -38,6 +40,12 @@ void expect_same(const Config& a, const Config& b) {
   FUZZ_CHECK(a.scheduler.max_num_batched_tokens == b.scheduler.max_num_batched_tokens);
   FUZZ_CHECK(a.scheduler.enable_chunked_prefill == b.scheduler.enable_chunked_prefill);
   FUZZ_CHECK(a.parallel.tensor_parallel_size == b.parallel.tensor_parallel_size);
+  FUZZ_CHECK(a.parallel.data_parallel_size == b.parallel.data_parallel_size);
+  FUZZ_CHECK(a.parallel.devices == b.parallel.devices);
+  FUZZ_CHECK(a.parallel.remote_workers == b.parallel.remote_workers);
+  FUZZ_CHECK(a.parallel.listen == b.parallel.listen);
+  FUZZ_CHECK(a.parallel.join_token_file == b.parallel.join_token_file);
+  FUZZ_CHECK(a.parallel.join_timeout_s == b.parallel.join_timeout_s);
   FUZZ_CHECK(a.server.max_body_bytes == b.server.max_body_bytes);
   FUZZ_CHECK(a.server.max_header_bytes == b.server.max_header_bytes);
   FUZZ_CHECK(a.server.max_headers == b.server.max_headers);

@@ -19,6 +19,18 @@ TEST(KvCacheSizing, BytesPerBlockCountKeysAndValuesOfEveryLayer) {
   EXPECT_EQ(kv_cache_bytes_per_block(kSpec, 16, DType::f32), 2 * 28 * 8 * 128 * 16 * 4);
 }
 
+// fp8_e4m3: a code per element and a float scale per token and KV head (kv_cache.hpp), so the
+// same memory holds 2 x 128 / 132 = 1.94 times the bf16 cache's blocks at head_dim 128.
+TEST(KvCacheSizing, Fp8BlocksCountTheirScalesAndFitNearlyTwiceTheBf16Blocks) {
+  EXPECT_EQ(kv_cache_bytes_per_block(kSpec, 256, DType::fp8_e4m3), 2 * 28 * 8 * (128 + 4) * 256);
+  const std::int64_t bf16 =
+      kv_cache_blocks_for_memory(kSpec, 16, DType::bf16, 80000 * MiB, 0.9, 1000 * MiB, 4096);
+  const std::int64_t fp8 =
+      kv_cache_blocks_for_memory(kSpec, 16, DType::fp8_e4m3, 80000 * MiB, 0.9, 1000 * MiB, 4096);
+  EXPECT_EQ(fp8, (71000 * MiB) / (2 * 28 * 8 * 132 * 16));
+  EXPECT_NEAR(static_cast<double>(fp8) / static_cast<double>(bf16), 2.0 * 128 / 132, 1e-3);
+}
+
 TEST(KvCacheSizing, BlocksAreTheUtilizedFreeMemoryLessTheReserve) {
   const std::int64_t per_block = kv_cache_bytes_per_block(kSpec, 256, DType::bf16);  // 28 MiB
   // 1000 MiB x 0.5 - 100 MiB = 400 MiB: 14 whole blocks of 28 MiB.
@@ -58,6 +70,10 @@ TEST(MakeOps, CpuBackendGivesCpuOpsWithAnF32Cache) {
   EXPECT_EQ(kv_cache_dtype(config), DType::f32);
   config.runtime.backend = Backend::cuda;
   EXPECT_EQ(kv_cache_dtype(config), DType::bf16);
+  config.cache.kv_cache_dtype = KvCacheDtype::fp8_e4m3;
+  EXPECT_EQ(kv_cache_dtype(config), DType::fp8_e4m3);
+  config.runtime.backend = Backend::cpu;
+  EXPECT_EQ(kv_cache_dtype(config), DType::fp8_e4m3);
 }
 
 TEST(MakeOps, CudaConfigInABuildWithoutCudaSaysHowToGetOne) {

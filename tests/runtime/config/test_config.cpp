@@ -150,6 +150,27 @@ TEST_F(ConfigTest, ParallelDevicesNameOneCudaDevicePerRank) {
             std::string::npos) << e;
 }
 
+TEST_F(ConfigTest, KvCacheDtypeIsAutoOrFp8AndFp8OnCudaNeedsBf16) {
+  const fs::path file = write("[model]\npath = \"m\"\n");
+  EXPECT_EQ(load_config(file, {}).cache.kv_cache_dtype, KvCacheDtype::auto_dtype);
+  EXPECT_EQ(load_config(file, {"cache.kv_cache_dtype=fp8_e4m3"}).cache.kv_cache_dtype,
+            KvCacheDtype::fp8_e4m3);
+  EXPECT_EQ(load_config(file, {"cache.kv_cache_dtype=fp8"}).cache.kv_cache_dtype,
+            KvCacheDtype::fp8_e4m3);  // vLLM's name
+  // The cpu backend computes in f32 and reads the codes into it.
+  EXPECT_EQ(load_config(file, {"cache.kv_cache_dtype=fp8_e4m3", "model.dtype=float32"})
+                .cache.kv_cache_dtype,
+            KvCacheDtype::fp8_e4m3);
+  std::string e = error_of(file, {"cache.kv_cache_dtype=fp8_e5m2"});
+  EXPECT_NE(e.find("cache.kv_cache_dtype: expected one of \"auto\", \"fp8\", \"fp8_e4m3\", got "),
+            std::string::npos) << e;
+  e = error_of(file, {"cache.kv_cache_dtype=fp8_e4m3", "model.dtype=float32",
+                      "runtime.backend=cuda"});
+  EXPECT_NE(e.find("cache.kv_cache_dtype = \"fp8_e4m3\" on the CUDA backend needs model.dtype = "
+                   "\"bfloat16\""),
+            std::string::npos) << e;
+}
+
 TEST_F(ConfigTest, RemoteWorkersTakeTheLastRanksAndNeedAListenerAndAToken) {
   const fs::path cuda = write("[model]\npath = \"m\"\n[runtime]\nbackend = \"cuda\"\n");
   const std::vector<std::string> remote = {"parallel.tensor_parallel_size=4",

@@ -1,6 +1,7 @@
 // The step loop on the real tiny models (random-v1 checkpoints, plugins, CPU backend): greedy
 // outputs equal the Hugging Face goldens alone, batched with 64 requests, with prefix caching on
-// and off, under heavy preemption and with chunked prefill. Run per model with --gtest_filter
+// and off, under heavy preemption and with chunked prefill; with an fp8 cache they equal, exactly,
+// the model's own greedy run of each prompt alone, in all of those. Run per model with --gtest_filter
 // (meson.build), as the model tests do.
 #include <map>
 #include <string>
@@ -14,6 +15,7 @@
 #include "model/kv_cache_alloc.hpp"
 #include "model/load_model.hpp"
 #include "greedy_goldens.hpp"
+#include "runtime/model/golden_greedy.hpp"
 #include "runtime/model/model_test_support.hpp"
 
 namespace minivllm {
@@ -34,6 +36,7 @@ struct EngineSetup {
   bool prefix_caching = true;
   bool chunked = false;
   int budget = 4096;
+  DType kv_dtype = DType::f32;  // fp8_e4m3: checked against fp8_expected_
 };
 
 // Counts the tokens the model computes.
@@ -69,6 +72,16 @@ class EngineGolden : public ::testing::TestWithParam<ModelCase> {
     loaded_ = load_model(*registry_, model_dir, ops_);
   }
 
+  // Each golden prompt's whole greedy continuation with an fp8 cache, from the model alone
+  // (golden_greedy.hpp's driver, one prefill): what the engine must give in every setup.
+  void expect_fp8_alone() {
+    for (const Golden& g : goldens_)
+      fp8_expected_.push_back(
+          {g.prompt, testing::greedy_tokens(*loaded_.model, ops_, loaded_.config.vocab_size,
+                                            g.prompt, testing::PromptMode::one_prefill,
+                                            kBlockSize, DType::fp8_e4m3)[0]});
+  }
+
   // Runs requests[i] = goldens_[picks[i]] together; checks each against its golden and the
   // block pool after every step. Returns the number of preemptions.
   // With `rounds` > 1 the requests run again, one round after the other, in the same engine;
@@ -77,7 +90,8 @@ class EngineGolden : public ::testing::TestWithParam<ModelCase> {
                     std::vector<std::int64_t>* computed = nullptr) {
     BackendModelRunner backend(
         *loaded_.model, ops_,
-        allocate_kv_cache(ops_, loaded_.model->kv_cache_spec(), s.num_blocks, kBlockSize),
+        allocate_kv_cache(ops_, loaded_.model->kv_cache_spec(), s.num_blocks, kBlockSize,
+                          s.kv_dtype),
         static_cast<int>(loaded_.config.vocab_size));
     CountingRunner runner(backend);
     const int max_model_len = 1024;
@@ -91,10 +105,12 @@ class EngineGolden : public ::testing::TestWithParam<ModelCase> {
     greedy.temperature = 0.0;
     greedy.max_tokens = kNewTokens;
     greedy.ignore_eos = true;
+    const std::vector<Golden>& expected =
+        s.kv_dtype == DType::fp8_e4m3 ? fp8_expected_ : goldens_;
     for (int round = 0; round < rounds; ++round) {
       const std::int64_t before = runner.tokens;
       for (std::size_t i = 0; i < picks.size(); ++i)
-        engine.add_request(std::to_string(i), goldens_[picks[i]].prompt, greedy);
+        engine.add_request(std::to_string(i), expected[picks[i]].prompt, greedy);
       std::map<std::string, RequestOutput> done;
       while (engine.has_unfinished_requests()) {
         for (RequestOutput& out : engine.step())
@@ -104,7 +120,7 @@ class EngineGolden : public ::testing::TestWithParam<ModelCase> {
       EXPECT_EQ(engine.scheduler().block_manager().num_free_blocks(), s.num_blocks);
       for (std::size_t i = 0; i < picks.size(); ++i) {
         const auto& got = done.at(std::to_string(i)).outputs.at(0).token_ids;
-        const auto& want = goldens_[picks[i]].expected;
+        const auto& want = expected[picks[i]].expected;
         EXPECT_EQ(got.size(), static_cast<std::size_t>(kNewTokens));
         EXPECT_EQ(std::vector<std::int32_t>(got.begin(), got.begin() + want.size()), want)
             << "request " << i << " (golden prompt " << picks[i] << ") round " << round;
@@ -123,6 +139,7 @@ class EngineGolden : public ::testing::TestWithParam<ModelCase> {
 
   testing::TempDir dir_{"engine_golden"};
   std::vector<Golden> goldens_;
+  std::vector<Golden> fp8_expected_;  // expect_fp8_alone
   CpuOps ops_;
   std::unique_ptr<PluginRegistry> registry_;
   LoadedModel loaded_;
@@ -161,6 +178,19 @@ TEST_P(EngineGolden, ChunkedPrefillAtSeveralChunkSizes) {
   for (int chunk : {7, 64, 200}) {
     SCOPED_TRACE("chunk " + std::to_string(chunk));
     run(EngineSetup{.chunked = true, .budget = chunk}, mixed(10));
+  }
+}
+
+TEST_P(EngineGolden, Fp8CacheAloneBatchedCachedPreemptedAndChunked) {
+  expect_fp8_alone();
+  constexpr DType fp8 = DType::fp8_e4m3;
+  for (std::size_t i = 0; i < goldens_.size(); ++i) run(EngineSetup{.kv_dtype = fp8}, {i});
+  run(EngineSetup{.prefix_caching = true, .kv_dtype = fp8}, mixed(64));
+  run(EngineSetup{.prefix_caching = false, .kv_dtype = fp8}, mixed(64));
+  EXPECT_GT(run(EngineSetup{.num_blocks = 40, .kv_dtype = fp8}, mixed(10)), 5u);
+  for (int chunk : {7, 64}) {
+    SCOPED_TRACE("chunk " + std::to_string(chunk));
+    run(EngineSetup{.chunked = true, .budget = chunk, .kv_dtype = fp8}, mixed(10));
   }
 }
 

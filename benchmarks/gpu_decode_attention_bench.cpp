@@ -1,12 +1,13 @@
 // Decode attention (kernels/cuda/paged_attention.cuh) on the GPU at hand: achieved GB/s of keys
 // and values read, against a device-to-device copy measured in the same run (bytes read +
-// written, as benchmarks/gpu_ceilings counts them). bf16, Qwen3-0.6B's heads (16 query heads,
-// 8 KV heads, head_dim 128), every sequence of a batch at the same context length, then batches
-// of mixed lengths (uniform in [kRaggedMin, kRaggedMax], as throughput-256.json's decode steps
-// have them; "context" 0 in the table; -1: the same lengths longest first, the order in which
-// the engine has the kernel take them), cache blocks shuffled as a long-running engine leaves
-// them. Each timed launch reads another copy of the batch's blocks (at least 1 GiB between two
-// reads of the same bytes) so the L2 cache holds none.
+// written, as benchmarks/gpu_ceilings counts them). A bf16 cache, then an fp8_e4m3 one (codes and
+// a scale per token and head, all counted as bytes read); q and out bf16; Qwen3-0.6B's heads (16
+// query heads, 8 KV heads, head_dim 128), every sequence of a batch at the same context length,
+// then batches of mixed lengths (uniform in [kRaggedMin, kRaggedMax], as throughput-256.json's
+// decode steps have them; "context" 0 in the table; -1: the same lengths longest first, the order
+// in which the engine has the kernel take them), cache blocks shuffled as a long-running engine
+// leaves them. Each timed launch reads another copy of the batch's blocks (at least 1 GiB between
+// two reads of the same bytes) so the L2 cache holds none.
 // Prints a table and one JSON line.
 #include <algorithm>
 #include <cmath>
@@ -61,12 +62,14 @@ double copy_gbs() {
   return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
 }
 
-// `bytes` of random bf16 on the device: a 64 MiB random tile repeated.
-void* device_random_bf16(std::size_t bytes, std::mt19937& rng) {
+// `bytes` of random elements on the device: a 64 MiB random tile repeated. fp8: e4m3 codes with
+// bit 3 clear (so never NaN, 0x7F / 0xFF); else bf16 in [-2, 2).
+void* device_random(std::size_t bytes, bool fp8, std::mt19937& rng) {
   const std::size_t tile_elems = std::size_t{32} << 20;
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-  std::vector<std::uint16_t> host(tile_elems);
-  for (auto& h : host) h = minivllm::f32_to_bf16(dist(rng));
+  std::vector<std::uint16_t> host(tile_elems);  // fp8: two codes each
+  for (auto& h : host)
+    h = fp8 ? static_cast<std::uint16_t>(rng() & 0xF7F7u) : minivllm::f32_to_bf16(dist(rng));
   auto* d = static_cast<char*>(device_alloc(bytes));
   const std::size_t tile_bytes = tile_elems * sizeof(std::uint16_t);
   check(cudaMemcpy(d, host.data(), std::min(bytes, tile_bytes), cudaMemcpyHostToDevice),
@@ -85,6 +88,7 @@ T* upload(const std::vector<T>& host) {
 }
 
 struct Result {
+  const char* kv;  // the cache dtype
   std::int64_t block_size, batch, context, splits;  // context 0: mixed lengths
   double us, gbs, percent_of_copy;
 };
@@ -120,10 +124,14 @@ int main() {
   const std::int64_t max_tokens =  // the largest uniform batch
       *std::max_element(std::begin(kBatches), std::end(kBatches)) * kContexts[5];
   const std::size_t cache_bytes = static_cast<std::size_t>(max_tokens * row_elems) * 2;
-  void* key_cache = device_random_bf16(cache_bytes, rng);
-  void* value_cache = device_random_bf16(cache_bytes, rng);
+  void* bf16_caches[2] = {device_random(cache_bytes, false, rng),
+                          device_random(cache_bytes, false, rng)};
+  void* fp8_caches[2] = {device_random(cache_bytes / 2, true, rng),
+                         device_random(cache_bytes / 2, true, rng)};
+  float* scales = upload(std::vector<float>(static_cast<std::size_t>(max_tokens * kKvHeads), 1.0f));
 
   std::vector<Result> results;
+  for (const bool fp8 : {false, true})
   for (const std::int64_t block_size : kBlockSizes) {
     const std::int64_t num_blocks = max_tokens / block_size;
     std::vector<std::int32_t> physical(static_cast<std::size_t>(num_blocks));
@@ -137,7 +145,9 @@ int main() {
         const std::int64_t blocks_per_seq = (longest + block_size - 1) / block_size;
         const std::int64_t tokens = std::accumulate(context_lens.begin(), context_lens.end(),
                                                     std::int64_t{0});
-        const std::int64_t kv_bytes = tokens * row_elems * 2 * 2;  // keys + values
+        // Keys + values (+ their scales).
+        const std::int64_t kv_bytes =
+            fp8 ? tokens * (row_elems + kKvHeads * 4) * 2 : tokens * row_elems * 2 * 2;
         const std::int64_t copies = std::clamp<std::int64_t>(
             static_cast<std::int64_t>(kRotationBytes) / kv_bytes + 1, 1,
             num_blocks / (batch * blocks_per_seq));
@@ -160,9 +170,11 @@ int main() {
 
         cuda::PagedAttentionParams p;
         p.dtype = DType::bf16;
+        p.kv_dtype = fp8 ? DType::fp8_e4m3 : DType::bf16;
+        p.key_scales = p.value_scales = fp8 ? scales : nullptr;
         p.q = d_q;
-        p.key_cache = key_cache;
-        p.value_cache = value_cache;
+        p.key_cache = fp8 ? fp8_caches[0] : bf16_caches[0];
+        p.value_cache = fp8 ? fp8_caches[1] : bf16_caches[1];
         p.query_start = d_query_start;
         p.context_lens = d_context_lens;
         p.num_seqs = batch;
@@ -186,7 +198,8 @@ int main() {
 
         const std::int64_t partial_bytes = batch * kHeads * (kHeadDim + 2) * 4;
         const double gbs = static_cast<double>(kv_bytes) / (ms * 1e-3) / 1e9;
-        results.push_back({block_size, batch, uniform ? longest : (sorted ? -1 : 0),
+        results.push_back({fp8 ? "fp8_e4m3" : "bf16", block_size, batch,
+                           uniform ? longest : (sorted ? -1 : 0),
                            std::max<std::int64_t>(1, static_cast<std::int64_t>(p.workspace_bytes) /
                                                          partial_bytes),
                            ms * 1e3, gbs, 100.0 * gbs / copy});
@@ -198,30 +211,32 @@ int main() {
       }
     }
   }
-  check(cudaFree(key_cache), "cudaFree");
-  check(cudaFree(value_cache), "cudaFree");
+  for (void* cache : {bf16_caches[0], bf16_caches[1], fp8_caches[0], fp8_caches[1]})
+    check(cudaFree(cache), "cudaFree");
+  check(cudaFree(scales), "cudaFree");
 
-  std::printf("decode attention, bf16, %lld heads / %lld KV heads / head_dim %lld, on %s; "
+  std::printf("decode attention, bf16 q, %lld heads / %lld KV heads / head_dim %lld, on %s; "
               "D2D copy %.0f GB/s (read + write)\n",
               static_cast<long long>(kHeads), static_cast<long long>(kKvHeads),
               static_cast<long long>(kHeadDim), prop.name, copy);
-  std::printf("| block size | batch | context | splits | us | K/V GB/s | %% of copy |\n"
-              "|---|---|---|---|---|---|---|\n");
+  std::printf("| cache | block size | batch | context | splits | us | K/V GB/s | %% of copy |\n"
+              "|---|---|---|---|---|---|---|---|\n");
   for (const Result& r : results)
-    std::printf("| %lld | %lld | %lld | %lld | %.1f | %.0f | %.1f |\n",
+    std::printf("| %s | %lld | %lld | %lld | %lld | %.1f | %.0f | %.1f |\n", r.kv,
                 static_cast<long long>(r.block_size), static_cast<long long>(r.batch),
                 static_cast<long long>(r.context), static_cast<long long>(r.splits), r.us, r.gbs,
                 r.percent_of_copy);
   std::string json = "{\"device\":\"" + std::string(prop.name) +
-                     "\",\"dtype\":\"bf16\",\"heads\":16,\"kv_heads\":8,\"head_dim\":128," +
+                     "\",\"q_dtype\":\"bf16\",\"heads\":16,\"kv_heads\":8,\"head_dim\":128," +
                      "\"copy_gbs\":" + std::to_string(copy) + ",\"results\":[";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     char row[256];
     std::snprintf(row, sizeof row,
-                  "%s{\"block_size\":%lld,\"batch\":%lld,\"context\":%lld,\"splits\":%lld,"
+                  "%s{\"kv_dtype\":\"%s\",\"block_size\":%lld,\"batch\":%lld,\"context\":%lld,"
+                  "\"splits\":%lld,"
                   "\"us\":%.2f,\"kv_gbs\":%.1f,\"percent_of_copy\":%.1f}",
-                  i == 0 ? "" : ",", static_cast<long long>(r.block_size),
+                  i == 0 ? "" : ",", r.kv, static_cast<long long>(r.block_size),
                   static_cast<long long>(r.batch), static_cast<long long>(r.context),
                   static_cast<long long>(r.splits), r.us, r.gbs, r.percent_of_copy);
     json += row;

@@ -6,7 +6,10 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <random>
+#include <span>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -81,6 +84,81 @@ TEST_P(CudaGolden, ForwardLogitsMatchAtEveryPosition) {
   EXPECT_LE(max_e, f32 ? kF32Tolerance : kBf16Tolerance) << worst;
   if (!f32) {
     EXPECT_GE(agreement, kBf16Top1Agreement);
+  }
+}
+
+// max E and top-1 agreement over every golden position with a cache of kv_dtype.
+struct ForwardError {
+  double max_e = 0;
+  double agreement = 0;
+};
+ForwardError forward_error(Model& model, Ops& ops, const nlohmann::json& golden,
+                           std::int64_t vocab, DType kv_dtype) {
+  ForwardError r;
+  std::int64_t positions = 0, top1 = 0;
+  testing::for_each_forward_position(model, ops, golden, vocab, kv_dtype,
+                                     [&](const testing::PositionGolden& g, const float* row) {
+                                       r.max_e = std::max(r.max_e, testing::top_logit_error(row, g));
+                                       ++positions;
+                                       top1 += testing::argmax(row, vocab) == g.top_ids[0];
+                                     });
+  r.agreement = static_cast<double>(top1) / static_cast<double>(positions);
+  return r;
+}
+
+// The fp8 cache (kv_cache.hpp) in bf16 against the fp32 goldens: max E at most twice the bf16
+// cache's, top-1 agreement within 2 points of it. Printed for benchmarks/results.
+TEST_P(CudaGolden, Fp8CacheErrorAtMostTwiceTheBf16Cache) {
+  const CudaCase& c = GetParam();
+  if (c.dtype != DType::bf16) GTEST_SKIP() << "the fp8 cache goes with bf16 compute";
+  const std::int64_t vocab = loaded_.config.vocab_size;
+  const ForwardError bf16 = forward_error(*loaded_.model, *ops_, golden_, vocab, DType::bf16);
+  const ForwardError fp8 = forward_error(*loaded_.model, *ops_, golden_, vocab, DType::fp8_e4m3);
+  std::cout << "[ cuda golden fp8 ] " << c.name << ": bf16 cache max E " << bf16.max_e
+            << ", top-1 " << 100 * bf16.agreement << " %; fp8_e4m3 cache max E " << fp8.max_e
+            << ", top-1 " << 100 * fp8.agreement << " %\n";
+  EXPECT_LE(fp8.max_e, 2 * bf16.max_e);
+  EXPECT_GE(fp8.agreement, bf16.agreement - 0.02);
+}
+
+// A long random prompt (where cache errors add up over many keys), prefilled in chunks of 1024
+// into a bf16 cache and into an fp8 one: the last position's logits of the two, max |difference|
+// relative to the bf16 one's largest |logit|. Printed; bounded loosely.
+TEST_P(CudaGolden, Fp8CacheOnALongPrompt) {
+  const CudaCase& c = GetParam();
+  if (c.name != "qwen3-0.6b" || c.dtype != DType::bf16) GTEST_SKIP() << "Qwen3-0.6B bf16 only";
+  std::mt19937 rng(20261204);
+  for (const std::int32_t n : {4096, 8000}) {
+    std::vector<std::int32_t> ids(static_cast<std::size_t>(n));
+    for (auto& id : ids) id = static_cast<std::int32_t>(rng() % 10000);
+    std::vector<float> last[2];
+    for (int i = 0; i < 2; ++i) {
+      const std::int64_t block_size = 256, blocks = testing::blocks_for(n, block_size);
+      auto kv = allocate_kv_cache(*ops_, loaded_.model->kv_cache_spec(), blocks, block_size,
+                                  i == 0 ? DType::bf16 : DType::fp8_e4m3);
+      const auto table = testing::BlockAllocator(blocks).take(blocks);
+      for (std::int32_t start = 0; start < n; start += 1024) {
+        const std::int32_t len = std::min(1024, n - start);
+        BatchBuilder builder(static_cast<std::int32_t>(block_size));
+        builder.add(std::span(ids).subspan(static_cast<std::size_t>(start), len), start, table,
+                    start + len == n ? LogitsFor::last : LogitsFor::none);
+        const Tensor out = loaded_.model->forward(builder.build(), kv);
+        if (start + len == n) {
+          last[i].resize(static_cast<std::size_t>(out.numel()));
+          ops_->to_host(out, last[i].data());
+        }
+      }
+    }
+    double largest = 0, worst = 0;
+    for (std::size_t v = 0; v < last[0].size(); ++v) {
+      largest = std::max(largest, double{std::abs(last[0][v])});
+      worst = std::max(worst, double{std::abs(last[1][v] - last[0][v])});
+    }
+    std::cout << "[ cuda golden fp8 ] qwen3-0.6b, a " << n << "-token random prompt: last "
+              << "position's logits, fp8 cache against bf16 cache, max relative difference "
+              << worst / largest << "; argmax " << testing::argmax(last[0].data(), last[0].size())
+              << " vs " << testing::argmax(last[1].data(), last[1].size()) << "\n";
+    EXPECT_LE(worst / largest, 0.1);
   }
 }
 

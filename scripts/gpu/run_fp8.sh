@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Run on the GPU machine after scripts/gpu/bundle.sh: the FP8 KV cache's checks and figures in one
+# device call. $OUT gets tests.log (kernel tests, the CUDA goldens with their fp8 figures),
+# decode-attention.txt, and engine.log with the bf16 ("auto") and fp8_e4m3 caches alternated on
+# throughput-256, single-stream latency and the long workload (benchmarks/make_long_workload.py),
+# Qwen3-0.6B shape (configs/qwen3-0.6b-h200.toml); summary.txt; each run's JSON in runs.tar.xz.
+#   scripts/gpu/run_fp8.sh [ROUNDS]   (default 2)
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+rounds=${1:-2}
+out=${OUT:-/tmp/gpu-out}
+runs=$(mktemp -d)
+mkdir -p "$out"
+source scripts/gpu/prepare.sh
+make_model qwen3-0.6b qwen3
+bin=.gpu/bundle/bin
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"
+echo "commit $(cat .gpu/commit), $(date -u +%F)" | tee "$out/summary.txt"
+{
+  for t in test_cuda_attention_inputs test_cuda_paged_attention test_cuda_prefill_attention \
+           test_cuda_golden; do
+    echo "== $t"
+    "$bin/$t"
+    echo "== $t exit $?"
+  done
+} > "$out/tests.log" 2>&1
+grep -E "^== .* exit|\[ cuda golden|FAILED" "$out/tests.log" | tee -a "$out/summary.txt"
+"$bin/gpu_decode_attention_bench" > "$out/decode-attention.txt" 2>&1
+grep -E "^\| [a-z0-9_]+ \| 256 \| 256 \| 8192" "$out/decode-attention.txt" | tee -a "$out/summary.txt"
+python3 benchmarks/make_long_workload.py --out "$runs/long-64.json"
+sha256sum "$runs/long-64.json" | tee -a "$out/summary.txt"
+# run KV WORKLOAD: one bench with cache.kv_cache_dtype = KV.
+run() {
+  local kv=$1 kind=$2
+  local config=(--config configs/qwen3-0.6b-h200.toml --set "runtime.plugin_dirs=[\"$PWD/$bin\"]"
+                --set model.path=data/models/qwen3-0.6b --set "cache.kv_cache_dtype=\"$kv\"")
+  local json="$runs/$kind-$kv-$r.json"
+  case $kind in
+    throughput) "$MINIVLLM_BIN" bench throughput "${config[@]}" \
+                  --workload benchmarks/throughput-256.json --output "$json" ;;
+    long) "$MINIVLLM_BIN" bench throughput "${config[@]}" --set model.max_model_len=8704 \
+            --workload "$runs/long-64.json" --output "$json" ;;
+    latency) "$MINIVLLM_BIN" bench latency "${config[@]}" --concurrency 1 --output "$json" ;;
+  esac
+  python3 scripts/gpu/bench_summary.py "$kv $kind round $r" "$json" | tee -a "$out/summary.txt"
+}
+{
+  for r in $(seq 1 "$rounds"); do
+    for kind in throughput latency long; do
+      [ "$kind" = long ] && [ "$r" -gt 1 ] && continue
+      run auto "$kind"
+      run fp8_e4m3 "$kind"
+    done
+  done
+} > "$out/engine.log" 2>&1
+cat "$out/summary.txt"
+rm -f "$runs/long-64.json"
+tar -C "$runs" -cJf "$out/runs.tar.xz" .

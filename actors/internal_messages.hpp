@@ -72,7 +72,7 @@ typename Inspector::result_type inspect(Inspector& f, PromptLogprob& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepOutputs& x) {
   return f(caf::meta::type_name("minivllm::StepOutputs"), x.admitted, x.prompt_logprobs, x.tokens,
-           x.updates, x.device_lost);
+           x.updates, x.device_lost, x.worker_lost, x.worker_restored);
 }
 
 template <class Inspector>

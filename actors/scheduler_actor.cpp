@@ -44,12 +44,16 @@ void lose_worker(pointer self, const std::string& error) {
   st.worker_lost = error;
   StepOutputs out;
   st.core->fail_all(error, out);
-  send_outputs(self, out);
+  out.worker_lost = error;  // the engine routes new requests to other replicas meanwhile
+  self->send(st.engine, std::move(out));
   self->request(caf::actor_cast<worker_group_actor>(st.worker), caf::infinite, restore_atom_v)
       .then([self](bool) {
         auto& st = self->state;
         st.core->forget_cached_prefixes();
         st.worker_lost.clear();
+        StepOutputs restored;
+        restored.worker_restored = true;
+        self->send(st.engine, std::move(restored));
         advance(self);
       },
       [](caf::error&) {});  // the group is gone: so is the runtime

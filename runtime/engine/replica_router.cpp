@@ -26,15 +26,20 @@ std::size_t ReplicaRouter::route(const std::string& request_id,
                                     parent);
       hashes.push_back(parent);
     }
+    bool any_serving = false;
+    for (const Replica& r : replicas_) any_serving = any_serving || r.serving;
     std::size_t best_blocks = 0;
+    bool have = false;
     for (std::size_t r = 0; r < replicas_.size(); ++r) {
+      if (any_serving && !replicas_[r].serving) continue;
       std::size_t held = 0;
       while (held < hashes.size() && replicas_[r].blocks.count(hashes[held]) > 0) ++held;
       const bool longer = held > best_blocks;
       const bool as_long_less_loaded = held == best_blocks && replicas_[r].load < replicas_[chosen].load;
-      if (longer || as_long_less_loaded) {
+      if (!have || longer || as_long_less_loaded) {
         chosen = r;
         best_blocks = held;
+        have = true;
       }
     }
     Replica& replica = replicas_[chosen];

@@ -5,6 +5,7 @@
 // hashes of the full prompt blocks it sent to each replica (as the block manager hashes them),
 // up to a bound per replica past which it forgets that replica's and learns again; it does not
 // ask the replicas, so a block they evicted still counts. Load: requests routed and not ended.
+// A replica that is not serving (a worker of its group lost) takes nothing while another serves.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -29,11 +30,15 @@ class ReplicaRouter {
   // The replica a request was routed to, while it runs; replicas() when unknown.
   std::size_t replica_of(const std::string& request_id) const;
   std::size_t load(std::size_t replica) const { return replicas_.at(replica).load; }
+  // Whether a replica takes new requests (all do at first). When none does, route() picks among
+  // all as before, and the replica's scheduler answers why it cannot run the request.
+  void set_serving(std::size_t replica, bool serving) { replicas_.at(replica).serving = serving; }
 
  private:
   struct Replica {
     std::unordered_set<std::uint64_t> blocks;  // chained hashes of prompt blocks sent there
     std::size_t load = 0;
+    bool serving = true;
   };
 
   std::vector<Replica> replicas_;

@@ -70,6 +70,10 @@ struct StepOutputs {
   // Not empty: the device is lost (every request ended with it in `updates`); the engine answers
   // what is left with it and stops.
   std::string device_lost;
+  // Not empty: a worker of this replica's group is lost (its requests ended in `updates`); the
+  // replica takes no request until a later StepOutputs says the group is whole again.
+  std::string worker_lost;
+  bool worker_restored = false;
 };
 
 // scheduler -> worker: a sequence the worker samples for from now on.

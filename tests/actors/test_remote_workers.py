@@ -8,7 +8,10 @@ The tiny Qwen3 model on the CPU backend, tensor-parallel over two ranks:
   fails at parallel.join_timeout_s naming the rank;
 - under `minivllm serve`, killing the worker mid-stream fails that request naming the worker (no
   hang), new requests get 503 until a worker joins again, no KV block is left in use, and the
-  next request after the restart gives the output from before.
+  next request after the restart gives the output from before;
+- with two data-parallel replicas, one of them in the worker, losing the worker fails only that
+  replica's request; the other replica takes every new request (none gets 503) until a worker
+  joins in the lost one's place.
 Every wait is bounded.
 
 Environment: MINIVLLM_SOURCE_DIR, MINIVLLM_BIN, MINIVLLM_DATA, MINIVLLM_PLUGIN_DIR.
@@ -231,6 +234,56 @@ class RemoteWorkersTest(unittest.TestCase):
         r = post(greedy)
         self.assertEqual(r.status, 200)
         self.assertEqual(json.loads(r.read())["choices"][0]["text"], before)
+
+    def test_lost_worker_leaves_the_other_replica_serving(self):
+        # Replica 0's rank is local, replica 1's is the worker (the last rank).
+        dp = ["--set", "parallel.tensor_parallel_size=1", "--set", "parallel.data_parallel_size=2"]
+        server = self.start(["serve", "--port", "0"] + config_args(dp + remote_args(self.token, 1)))
+        address = server.wait_for(r"remote worker on (\S+) \(parallel.listen\)").group(1)
+        first = self.start(["worker", "--connect", address, "--token-file", self.token])
+        port = int(server.wait_for(r"listening on http://[^:]+:(\d+)").group(1))
+
+        def post(body):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_S)
+            self.addCleanup(c.close)
+            c.request("POST", "/v1/completions", json.dumps(body),
+                      {"Content-Type": "application/json"})
+            return c.getresponse()
+
+        greedy = {"prompt": "Hello there", "max_tokens": 16, "temperature": 0}
+        r = post(greedy)
+        self.assertEqual(r.status, 200)
+        before = json.loads(r.read())["choices"][0]["text"]
+
+        long = {"prompt": "Count:", "max_tokens": 3500, "ignore_eos": True, "temperature": 0,
+                "stream": True}
+        on_local = post(long)  # both idle: replica 0
+        self.assertTrue(on_local.readline().startswith(b"data: "))
+        on_worker = post(dict(long, prompt="Count again:"))  # the idler one: replica 1
+        self.assertTrue(on_worker.readline().startswith(b"data: "))
+        first.proc.kill()
+        rest = on_worker.read().decode()
+        self.assertIn("was lost", rest)
+        server.wait_for(r"worker rank 0 .* was lost")
+
+        # Replica 1 has no load and replica 0 the long stream, yet every request goes to 0.
+        for _ in range(3):
+            r = post(greedy)
+            body = r.read().decode()
+            self.assertEqual(r.status, 200, body)
+            self.assertEqual(json.loads(body)["choices"][0]["text"], before)
+        line = on_local.readline()
+        while line.strip() == b"":  # the blank line after each event
+            line = on_local.readline()
+        self.assertTrue(line.startswith(b"data: "), line)  # still streaming
+        on_local.close()
+
+        self.start(["worker", "--connect", address, "--token-file", self.token])
+        server.wait_for(r"the worker group is whole again")
+        for _ in range(2):
+            r = post(greedy)
+            self.assertEqual(r.status, 200)
+            self.assertEqual(json.loads(r.read())["choices"][0]["text"], before)
 
 
 if __name__ == "__main__":

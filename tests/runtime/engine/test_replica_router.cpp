@@ -1,6 +1,7 @@
 // Data-parallel routing: a prompt goes to the replica it sent its longest prefix to, even when
 // that replica is busier; without such a prefix, to the least loaded replica; an ended request
-// leaves its replica's load; a replica past its remembered blocks forgets them.
+// leaves its replica's load; a replica past its remembered blocks forgets them; a replica that is
+// not serving takes nothing while another serves.
 #include <gtest/gtest.h>
 
 #include <minivllm/error.hpp>
@@ -36,6 +37,27 @@ TEST(ReplicaRouter, ThePromptsPrefixBeatsTheLoad) {
   EXPECT_EQ(router.route("e", join(b_prefix, {7})), 1u);
   // A partial block matches nothing: a 3-token prompt has no full block.
   EXPECT_EQ(router.route("f", tokens(100, 3)), 1u);  // loads 3 and 2 -> 3 and 3 after
+}
+
+TEST(ReplicaRouter, AReplicaNotServingTakesNothingWhileAnotherServes) {
+  ReplicaRouter router(3, 4, 1000);
+  const auto prefix = tokens(100, 8);
+  EXPECT_EQ(router.route("a", join(prefix, {1})), 0u);
+  router.set_serving(0, false);
+  // Replica 0 holds the prefix and replica 1 is the lowest idle index: neither counts for 0.
+  EXPECT_EQ(router.route("b", join(prefix, {2})), 1u);
+  EXPECT_EQ(router.route("c", tokens(500, 9)), 2u);  // 1 and 2 serve; 2 is idler
+  router.set_serving(1, false);
+  router.set_serving(2, false);
+  // None serves: the usual choice (the prefix's replica), whose scheduler says why it cannot.
+  EXPECT_EQ(router.route("d", join(prefix, {3})), 0u);
+  router.set_serving(1, true);
+  EXPECT_EQ(router.route("e", join(prefix, {4})), 1u);  // b sent the prefix there too
+  router.set_serving(0, true);
+  EXPECT_EQ(router.route("f", tokens(900, 9)), 0u);  // loads 2, 2 and 1 not serving
+  router.set_serving(2, true);
+  EXPECT_EQ(router.route("g", tokens(950, 9)), 2u);  // loads 3, 2, 1
+  EXPECT_THROW(router.set_serving(3, true), std::out_of_range);
 }
 
 TEST(ReplicaRouter, AnEndedRequestLeavesItsReplicasLoad) {

@@ -1,6 +1,10 @@
 # Sourced by the scripts/gpu/run_*.sh scripts on the GPU machine, from the repository root, after
 # scripts/gpu/bundle.sh packaged .gpu/: unpacks the tokenizers, makes the tiny demo models the way
-# scripts/setup.sh does, and exports what the tests read.
+# scripts/setup.sh does, and exports what the tests read. Sets `out` ($OUT, where a device call's
+# results go, made here) and `runs` (a scratch folder for the runs' files).
+out=${OUT:-/tmp/gpu-out}
+mkdir -p "$out"
+runs=$(mktemp -d)
 tar -C .gpu/bundle -xJf .gpu/bin.tar.xz
 source .gpu/bundle/env.sh
 mkdir -p data

@@ -8,9 +8,6 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
 rounds=${1:-2}
-out=${OUT:-/tmp/gpu-out}
-runs=$(mktemp -d)
-mkdir -p "$out"
 source scripts/gpu/prepare.sh
 make_model qwen3-0.6b qwen3
 mkdir -p .gpu/baseline && tar -C .gpu/baseline -xJf .gpu/baseline-bin.tar.xz

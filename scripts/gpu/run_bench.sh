@@ -7,8 +7,6 @@
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
-out=${OUT:-/tmp/gpu-out}
-mkdir -p "$out"
 source scripts/gpu/prepare.sh
 make_model qwen3-0.6b qwen3
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"

@@ -10,8 +10,6 @@
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
-out=${OUT:-/tmp/gpu-out}
-mkdir -p "$out"
 source scripts/gpu/prepare.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv | tee "$out/device.txt"
 status=0

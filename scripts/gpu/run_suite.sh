@@ -5,10 +5,8 @@
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
-out=${OUT:-/tmp/gpu-out}
-logs=$(mktemp -d)
-mkdir -p "$out"
 source scripts/gpu/prepare.sh
+logs=$runs
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"
 
 passed=0 failed=0 skipped=0

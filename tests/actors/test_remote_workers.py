@@ -188,8 +188,11 @@ class RemoteWorkersTest(unittest.TestCase):
         self.assertIn("missing: worker rank 1", err)
         self.assertIn("--connect " + address, err)
 
-    def test_lost_worker_fails_its_requests_until_one_joins_again(self):
-        server = self.start(["serve", "--port", "0"] + config_args(remote_args(self.token, 1)))
+    def serve_with_a_worker(self, extra=()):
+        """`minivllm serve` with one remote worker joined: the server, the worker, the address
+        workers join at, its port, and post(body), which sends a completion request."""
+        server = self.start(["serve", "--port", "0"] +
+                            config_args(list(extra) + remote_args(self.token, 1)))
         address = server.wait_for(r"remote worker on (\S+) \(parallel.listen\)").group(1)
         first = self.start(["worker", "--connect", address, "--token-file", self.token])
         port = int(server.wait_for(r"listening on http://[^:]+:(\d+)").group(1))
@@ -201,6 +204,10 @@ class RemoteWorkersTest(unittest.TestCase):
                       {"Content-Type": "application/json"})
             return c.getresponse()
 
+        return server, first, address, port, post
+
+    def test_lost_worker_fails_its_requests_until_one_joins_again(self):
+        server, first, address, port, post = self.serve_with_a_worker()
         greedy = {"prompt": "Hello there", "max_tokens": 16, "temperature": 0}
         r = post(greedy)
         self.assertEqual(r.status, 200)
@@ -237,19 +244,8 @@ class RemoteWorkersTest(unittest.TestCase):
 
     def test_lost_worker_leaves_the_other_replica_serving(self):
         # Replica 0's rank is local, replica 1's is the worker (the last rank).
-        dp = ["--set", "parallel.tensor_parallel_size=1", "--set", "parallel.data_parallel_size=2"]
-        server = self.start(["serve", "--port", "0"] + config_args(dp + remote_args(self.token, 1)))
-        address = server.wait_for(r"remote worker on (\S+) \(parallel.listen\)").group(1)
-        first = self.start(["worker", "--connect", address, "--token-file", self.token])
-        port = int(server.wait_for(r"listening on http://[^:]+:(\d+)").group(1))
-
-        def post(body):
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_S)
-            self.addCleanup(c.close)
-            c.request("POST", "/v1/completions", json.dumps(body),
-                      {"Content-Type": "application/json"})
-            return c.getresponse()
-
+        server, first, address, _, post = self.serve_with_a_worker(
+            ["--set", "parallel.tensor_parallel_size=1", "--set", "parallel.data_parallel_size=2"])
         greedy = {"prompt": "Hello there", "max_tokens": 16, "temperature": 0}
         r = post(greedy)
         self.assertEqual(r.status, 200)

@@ -56,6 +56,57 @@ class AttentionInputsKernel : public test::CudaKernelTest {
               cudaSuccess);
     return angles;
   }
+
+  // A launch over `tokens` tokens of model m's shape; dtypes, caches and q are the caller's. The
+  // norms are set when the model has them.
+  static cuda::AttentionInputsParams gpu_params(const Model& m, std::int64_t tokens,
+                                                std::int64_t num_slots, const DeviceBuffer& qkv,
+                                                const DeviceBuffer& q_norm,
+                                                const DeviceBuffer& k_norm,
+                                                const DeviceBuffer& slots,
+                                                const DeviceBuffer& rotary) {
+    cuda::AttentionInputsParams params;
+    params.qkv = qkv.get();
+    params.slot_mapping = slots.as<std::int64_t>();
+    params.rotary = rotary.as<float>();
+    params.num_tokens = tokens;
+    params.num_heads = m.heads;
+    params.num_kv_heads = m.kv_heads;
+    params.head_dim = m.head_dim;
+    params.num_slots = num_slots;
+    if (m.qk_norm) {
+      params.q_norm_weight = q_norm.get();
+      params.k_norm_weight = k_norm.get();
+      params.norm_eps = kEps;
+    }
+    return params;
+  }
+
+  // The CPU reference's arguments for the same launch; caches and q are the caller's.
+  static cpu::AttentionInputs cpu_args(const Model& m, std::int64_t tokens, std::int64_t num_slots,
+                                       const std::vector<float>& qkv,
+                                       const std::vector<std::int32_t>& positions,
+                                       const std::vector<std::int64_t>& slots,
+                                       const std::vector<float>& inv_freq,
+                                       const std::vector<float>& q_norm,
+                                       const std::vector<float>& k_norm) {
+    cpu::AttentionInputs args;
+    args.qkv = qkv.data();
+    args.positions = positions.data();
+    args.slot_mapping = slots.data();
+    args.inv_freq = inv_freq.data();
+    if (m.qk_norm) {
+      args.q_norm_weight = q_norm.data();
+      args.k_norm_weight = k_norm.data();
+      args.norm_eps = kEps;
+    }
+    args.num_tokens = tokens;
+    args.num_heads = m.heads;
+    args.num_kv_heads = m.kv_heads;
+    args.head_dim = m.head_dim;
+    args.num_slots = num_slots;
+    return args;
+  }
 };
 
 // Cosines then sines of position x frequency, by sincosf: within 2 ulp of the CPU's.
@@ -120,47 +171,22 @@ TEST_F(AttentionInputsKernel, MatchesReference) {
         DeviceBuffer d_positions = test::upload_raw(positions), d_slots = test::upload_raw(slots);
         const DeviceBuffer d_rotary = rotary(d_positions, d_inv_freq, tokens, m.head_dim / 2);
 
-        cuda::AttentionInputsParams params;
+        cuda::AttentionInputsParams params =
+            gpu_params(m, tokens, num_slots, d_qkv, d_q_norm, d_k_norm, d_slots, d_rotary);
         params.dtype = dtype;
         params.kv_dtype = dtype;
-        params.qkv = d_qkv.get();
         params.q = d_q.get();
         params.key_cache = d_key_cache.get();
         params.value_cache = d_value_cache.get();
-        params.slot_mapping = d_slots.as<std::int64_t>();
-        params.rotary = d_rotary.as<float>();
-        params.num_tokens = tokens;
-        params.num_heads = m.heads;
-        params.num_kv_heads = m.kv_heads;
-        params.head_dim = m.head_dim;
-        params.num_slots = num_slots;
-        if (m.qk_norm) {
-          params.q_norm_weight = d_q_norm.get();
-          params.k_norm_weight = d_k_norm.get();
-          params.norm_eps = kEps;
-        }
         ASSERT_CUDA(cuda::launch_attention_inputs(params, nullptr));
         ASSERT_CUDA(cudaStreamSynchronize(nullptr));
 
         std::vector<float> q(q_size);
-        cpu::AttentionInputs args;
-        args.qkv = qkv.data();
-        args.positions = positions.data();
-        args.slot_mapping = slots.data();
-        args.inv_freq = inv_freq.data();
-        if (m.qk_norm) {
-          args.q_norm_weight = q_norm.data();
-          args.k_norm_weight = k_norm.data();
-          args.norm_eps = kEps;
-        }
-        args.num_tokens = tokens;
-        args.num_heads = m.heads;
-        args.num_kv_heads = m.kv_heads;
-        args.head_dim = m.head_dim;
+        cpu::AttentionInputs args =
+            cpu_args(m, tokens, num_slots, qkv, positions, slots, inv_freq, q_norm, k_norm);
         args.q = q.data();
         args.key_cache = {key_cache.data(), nullptr};
         args.value_cache = {value_cache.data(), nullptr};
-        args.num_slots = num_slots;
         cpu::attention_inputs(args);
         const float tol = test::tolerance(dtype);
         test::expect_close(test::download(d_q, dtype, q_size), q, tol, "q");
@@ -211,51 +237,26 @@ TEST_F(AttentionInputsKernel, WritesFp8CacheAsTheCpu) {
         DeviceBuffer d_key_scales(scales_size * 4), d_value_scales(scales_size * 4);
         DeviceBuffer d_positions = test::upload_raw(positions), d_slots = test::upload_raw(slots);
         const DeviceBuffer d_rotary = rotary(d_positions, d_inv_freq, tokens, m.head_dim / 2);
-        cuda::AttentionInputsParams params;
+        cuda::AttentionInputsParams params =
+            gpu_params(m, tokens, num_slots, d_qkv, d_norm, d_norm, d_slots, d_rotary);
         params.dtype = dtype;
         params.kv_dtype = DType::fp8_e4m3;
-        params.qkv = d_qkv.get();
         params.q = d_q.get();
         params.key_cache = d_keys.get();
         params.value_cache = d_values.get();
         params.key_scales = d_key_scales.as<float>();
         params.value_scales = d_value_scales.as<float>();
-        params.slot_mapping = d_slots.as<std::int64_t>();
-        params.rotary = d_rotary.as<float>();
-        params.num_tokens = tokens;
-        params.num_heads = m.heads;
-        params.num_kv_heads = m.kv_heads;
-        params.head_dim = m.head_dim;
-        params.num_slots = num_slots;
-        if (m.qk_norm) {
-          params.q_norm_weight = d_norm.get();
-          params.k_norm_weight = d_norm.get();
-          params.norm_eps = kEps;
-        }
         ASSERT_CUDA(cuda::launch_attention_inputs(params, nullptr));
         ASSERT_CUDA(cudaStreamSynchronize(nullptr));
 
         std::vector<float> q(static_cast<std::size_t>(tokens * q_width));
         std::vector<std::uint8_t> keys(codes_size), values(codes_size);
         std::vector<float> key_scales(scales_size), value_scales(scales_size);
-        cpu::AttentionInputs args;
-        args.qkv = qkv.data();
-        args.positions = positions.data();
-        args.slot_mapping = slots.data();
-        args.inv_freq = inv_freq.data();
-        if (m.qk_norm) {
-          args.q_norm_weight = norm.data();
-          args.k_norm_weight = norm.data();
-          args.norm_eps = kEps;
-        }
-        args.num_tokens = tokens;
-        args.num_heads = m.heads;
-        args.num_kv_heads = m.kv_heads;
-        args.head_dim = m.head_dim;
+        cpu::AttentionInputs args =
+            cpu_args(m, tokens, num_slots, qkv, positions, slots, inv_freq, norm, norm);
         args.q = q.data();
         args.key_cache = {keys.data(), key_scales.data()};
         args.value_cache = {values.data(), value_scales.data()};
-        args.num_slots = num_slots;
         cpu::attention_inputs(args);
 
         const auto got_values = test::download_raw<std::uint8_t>(d_values, codes_size);

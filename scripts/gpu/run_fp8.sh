@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine after scripts/gpu/bundle.sh: the FP8 KV cache's checks and figures in one
-# device call. $OUT gets tests.log (kernel tests, the CUDA goldens with their fp8 figures),
+# device call. $OUT gets tests.log (kernel tests, the CUDA goldens with their fp8 figures, the engine on the GPU),
 # decode-attention.txt, and engine.log with the bf16 ("auto") and fp8_e4m3 caches alternated on
 # throughput-256, single-stream latency and the long workload (benchmarks/make_long_workload.py),
 # Qwen3-0.6B shape (configs/qwen3-0.6b-h200.toml); summary.txt; each run's JSON in runs.tar.xz.
@@ -16,7 +16,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | t
 echo "commit $(cat .gpu/commit), $(date -u +%F)" | tee "$out/summary.txt"
 {
   for t in test_cuda_attention_inputs test_cuda_paged_attention test_cuda_prefill_attention \
-           test_cuda_golden; do
+           test_cuda_golden test_cuda_engine; do
     echo "== $t"
     "$bin/$t"
     echo "== $t exit $?"

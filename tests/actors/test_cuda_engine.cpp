@@ -1,7 +1,8 @@
 // The engine's acceptance on a GPU through the facade, runtime.backend = "cuda", the KV cache
 // sized from device memory (cache.num_blocks = 0). f32 on tiny-qwen3: the greedy goldens exactly,
 // alone and 64 together. bf16 on the Qwen3-0.6B shape: the fp32 goldens up to the first step
-// whose margin is below kBf16MarginTolerance. Skips without a CUDA device.
+// whose margin is below kBf16MarginTolerance, with a bf16 or an fp8 KV cache. Skips without a
+// CUDA device.
 #include <string>
 #include <vector>
 
@@ -67,6 +68,36 @@ TEST_F(CudaEngine, Bfloat16EqualsTheGoldensUpToTheFirstNearTie) {
   EXPECT_EQ(compared, picks.size() * testing::kGoldenNewTokens);
   run("bfloat16", goldens, picks,
       {"model.path=" + nlohmann::json(model.string()).dump(), "cache.gpu_memory_utilization=0.05"});
+}
+
+// The fp8 KV cache on the Qwen3-0.6B shape through the whole engine on the GPU (the fused cache
+// write, fp8 decode and prefill attention, CUDA graphs and the look-ahead's fed steps): the fp32
+// goldens up to the first step whose margin is below twice the bf16 tolerance (the bound
+// on the fp8 cache's error), 64 together with graphs and without, under preemption, and with
+// chunked prefill.
+TEST_F(CudaEngine, Fp8CacheEqualsTheGoldensUpToTheFirstNearTie) {
+  testing::TempDir dir("cuda_engine_qwen3_06b_fp8");
+  const auto model = testing::make_tiny_checkpoint(dir.path(), "qwen3-0.6b", "qwen3");
+  std::vector<testing::Golden> goldens;
+  for (const testing::GreedyGolden& g : testing::load_greedy_goldens("qwen3-0.6b"))
+    goldens.push_back({g.prompt, g.reliable_tokens(2 * kBf16MarginTolerance)});
+  const std::vector<std::size_t> picks = testing::mixed_picks(64, goldens.size());
+  std::size_t compared = 0;
+  for (std::size_t p : picks) compared += goldens[p].expected.size();
+  EXPECT_GT(compared, picks.size());  // more than a token a request on average
+  const std::vector<std::string> fp8 = {"model.path=" + nlohmann::json(model.string()).dump(),
+                                        "cache.gpu_memory_utilization=0.05",
+                                        "cache.kv_cache_dtype=\"fp8_e4m3\""};
+  const auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), fp8.begin(), fp8.end());
+    return more;
+  };
+  run("bfloat16", goldens, picks, fp8);
+  run("bfloat16", goldens, picks, with({"runtime.cuda_graphs=false"}));
+  run("bfloat16", goldens, testing::mixed_picks(10, goldens.size()),
+      with({"cache.num_blocks=40", "scheduler.enable_chunked_prefill=false"}));
+  run("bfloat16", goldens, testing::mixed_picks(10, goldens.size()),
+      with({"scheduler.max_num_batched_tokens=64"}));
 }
 
 // Where no GPU is visible (CI), the cuda backend says so, not the driver's error code.

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Run on the GPU machine after scripts/gpu/bundle.sh: the FP8 KV cache's checks and figures in one
-# device call. $OUT gets tests.log (kernel tests, the CUDA goldens with their fp8 figures, the engine on the GPU),
-# decode-attention.txt, and engine.log with the bf16 ("auto") and fp8_e4m3 caches alternated on
-# throughput-256, single-stream latency and the long workload (benchmarks/make_long_workload.py),
-# Qwen3-0.6B shape (configs/qwen3-0.6b-h200.toml); summary.txt; each run's JSON in runs.tar.xz.
+# device call. $OUT gets tests.log (kernel tests, the CUDA goldens with their fp8 figures, the
+# engine on the GPU), decode-attention.txt, and engine.log with the bf16 ("auto") and fp8_e4m3
+# caches alternated on throughput-256, single-stream latency and the long workload
+# (benchmarks/make_long_workload.py), Qwen3-0.6B shape (configs/qwen3-0.6b-h200.toml);
+# summary.txt; each run's JSON in runs.tar.xz.
 #   scripts/gpu/run_fp8.sh [ROUNDS]   (default 2)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

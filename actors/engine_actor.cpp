@@ -209,6 +209,14 @@ engine_actor spawn_engine(caf::actor_system& sys, const RuntimeSpec& spec, std::
               // Links take the schedulers and the workers down with the engine.
               self->quit(caf::exit_reason::user_shutdown);
             },
+            [self](lost_atom, std::int32_t replica, const std::string& why) {
+              auto& st = self->state;
+              if (!from_this_node(self) || replica < 0 ||
+                  static_cast<std::size_t>(replica) >= st.schedulers.size())
+                return;
+              st.router->set_serving(static_cast<std::size_t>(replica), false);
+              self->send(st.schedulers[static_cast<std::size_t>(replica)], lost_atom_v, why);
+            },
             [self](StepOutputs& out) {
               auto& st = self->state;
               if (!out.worker_lost.empty() || out.worker_restored) {

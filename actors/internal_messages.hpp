@@ -122,11 +122,6 @@ namespace minivllm {
 // Where the scheduler sends each step's outputs: the engine.
 using step_output_sink = caf::typed_actor<caf::reacts_to<StepOutputs>>;
 
-using scheduler_actor = caf::typed_actor<
-    caf::replies_to<SeqRequest>::with<bool>,               // queued (or an error)
-    caf::replies_to<abort_atom, std::string>::with<bool>,  // false: unknown or done
-    caf::replies_to<stats_atom>::with<EngineStats>>;
-
 using worker_actor = caf::typed_actor<
     caf::replies_to<ready_atom>::with<WorkerReady>,  // once loaded
     caf::replies_to<StepWork>::with<StepResult>>;

@@ -33,6 +33,7 @@ struct DoorState {
   std::vector<Slot> slots;
   std::deque<std::string> nonces;
   std::vector<worker_actor> groups;  // set once the runtime started: later joins go there
+  caf::actor engine;                 // set with the groups: told of each loss
   std::optional<caf::typed_response_promise<GroupMembers>> waiting;
 
   int replicas() const { return spec.total / spec.ranks; }
@@ -122,9 +123,15 @@ void on_down(pointer self, const caf::down_msg& down) {
     const std::string why = st.slot_name(s) + " was lost (" + self->system().render(down.reason) + ")";
     log_line(LogLevel::warn, why + "; waiting for a worker to join in its place (minivllm worker --connect " +
                                  st.spec.address + ")");
-    if (s.state == Slot::State::joined && !st.groups.empty())
+    if (s.state == Slot::State::joined && !st.groups.empty()) {
+      // The group first: the scheduler's restore request, which the engine's message leads to,
+      // must find the group already short of this rank.
       self->send(caf::actor_cast<worker_group_actor>(st.groups[static_cast<std::size_t>(s.replica)]),
                  lost_atom_v, static_cast<std::int32_t>(s.rank), why);
+      // The engine's handle is dynamically typed (the door is spawned before it).
+      caf::send_as(caf::actor_cast<caf::actor>(self), st.engine, lost_atom_v,
+                   static_cast<std::int32_t>(s.replica), why);
+    }
     s = Slot{Slot::State::open, s.replica, s.rank, {}, {}, {}, {}};
   }
 }
@@ -165,8 +172,10 @@ join_door_actor spawn_join_door(caf::actor_system& sys, JoinDoorSpec spec) {
               self->delayed_send(self, st.spec.join_timeout, timeout_atom_v);
               return *st.waiting;
             },
-            [self](std::vector<worker_actor>& groups) {
-              if (from_this_node(self)) self->state.groups = std::move(groups);
+            [self](std::vector<worker_actor>& groups, caf::actor& engine) {
+              if (!from_this_node(self)) return;
+              self->state.groups = std::move(groups);
+              self->state.engine = std::move(engine);
             },
             [self](std::string& address) {
               if (from_this_node(self)) self->state.spec.address = std::move(address);

@@ -143,9 +143,9 @@ using join_door_actor = caf::typed_actor<
     caf::replies_to<JoinProof>::with<JoinGrant>,
     caf::replies_to<JoinedWorker>::with<bool>,
     // This process only: the remote ranks once all joined, then the replicas' groups (for the
-    // ranks that join in a lost one's place later).
+    // ranks that join in a lost one's place later) and the engine (told of each loss).
     caf::replies_to<wait_atom>::with<GroupMembers>,
-    caf::reacts_to<std::vector<worker_actor>>,
+    caf::reacts_to<std::vector<worker_actor>, caf::actor>,
     caf::reacts_to<std::string>,  // the address it listens on, once published
     caf::reacts_to<timeout_atom>>;
 

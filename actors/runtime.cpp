@@ -298,7 +298,7 @@ engine_actor spawn_runtime(caf::actor_system& sys, RuntimeSpec spec) {
                       spec.engine.scheduler.max_model_len));
   engine_actor engine = spawn_engine(sys, spec, ready.vocab_size, groups);
   if (door) {
-    self->send(door, std::move(groups));
+    self->send(door, std::move(groups), caf::actor_cast<caf::actor>(engine));
     // The door and the hubs end with the engine (its workers are linked to it).
     std::vector<caf::actor> helpers;
     helpers.push_back(caf::actor_cast<caf::actor>(door));

@@ -135,6 +135,12 @@ scheduler_actor spawn_scheduler(caf::actor_system& sys, const EngineConfig& conf
               advance(self);
               return true;
             },
+            [self](lost_atom, const std::string& why) {
+              auto& st = self->state;
+              if (!from_this_node(self) || !st.device_lost.empty() || !st.worker_lost.empty())
+                return;
+              lose_worker(self, why);
+            },
             [self](abort_atom, const std::string& request_id) {
               StepOutputs out;
               const bool known = self->state.core->abort(request_id, out);

@@ -11,7 +11,7 @@ The tiny Qwen3 model on the CPU backend, tensor-parallel over two ranks:
   next request after the restart gives the output from before;
 - with two data-parallel replicas, one of them in the worker, losing the worker fails only that
   replica's request; the other replica takes every new request (none gets 503) until a worker
-  joins in the lost one's place.
+  joins in the lost one's place, also when the worker is lost while its replica is idle.
 Every wait is bounded.
 
 Environment: MINIVLLM_SOURCE_DIR, MINIVLLM_BIN, MINIVLLM_DATA, MINIVLLM_PLUGIN_DIR.
@@ -244,7 +244,7 @@ class RemoteWorkersTest(unittest.TestCase):
 
     def test_lost_worker_leaves_the_other_replica_serving(self):
         # Replica 0's rank is local, replica 1's is the worker (the last rank).
-        server, first, address, _, post = self.serve_with_a_worker(
+        server, first, address, port, post = self.serve_with_a_worker(
             ["--set", "parallel.tensor_parallel_size=1", "--set", "parallel.data_parallel_size=2"])
         greedy = {"prompt": "Hello there", "max_tokens": 16, "temperature": 0}
         r = post(greedy)
@@ -274,13 +274,41 @@ class RemoteWorkersTest(unittest.TestCase):
         self.assertTrue(line.startswith(b"data: "), line)  # still streaming
         on_local.close()
 
-        self.start(["worker", "--connect", address, "--token-file", self.token])
+        second = self.start(["worker", "--connect", address, "--token-file", self.token])
         server.wait_for(r"the worker group is whole again")
         for _ in range(2):
             r = post(greedy)
             self.assertEqual(r.status, 200)
             self.assertEqual(json.loads(r.read())["choices"][0]["text"], before)
 
+        # A worker lost while its replica is idle: the engine hears of it from the join door at
+        # once. With replica 0 busy, the idle replica 1 would take the next request; it goes to
+        # replica 0 and is answered.
+        self.wait_until_idle(port)
+        busy = post(dict(long, prompt="Count once more:"))  # both idle: replica 0
+        self.assertTrue(busy.readline().startswith(b"data: "))
+        second.proc.kill()
+        server.wait_for(r"remote: pid %d .* was lost" % second.proc.pid)
+        r = post(greedy)
+        body = r.read().decode()
+        self.assertEqual(r.status, 200, body)
+        self.assertEqual(json.loads(body)["choices"][0]["text"], before)
+        busy.close()
+
+    def wait_until_idle(self, port):
+        """Until /metrics shows no request running or waiting (aborts end at a step)."""
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_S)
+            c.request("GET", "/metrics")
+            metrics = c.getresponse().read().decode()
+            c.close()
+            counts = re.findall(r"^\S*num_requests_(?:running|waiting)\S* (\S+)$", metrics, re.M)
+            self.assertEqual(len(counts), 2, metrics)
+            if all(float(x) == 0 for x in counts):
+                return
+            self.assertLess(time.monotonic(), deadline, metrics)
+            time.sleep(0.05)
 
 if __name__ == "__main__":
     unittest.main()

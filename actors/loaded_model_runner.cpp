@@ -23,6 +23,7 @@ constexpr std::int64_t kPreparedDecodeContext = 4096;
 
 // cache.num_blocks, or when 0 on a GPU what fits in the device memory left after the weights.
 std::int64_t cache_blocks(const Config& config, const LoadedModel& model) {
+  check_kv_cache_dtype(config, model.model->kv_cache_spec());
   if (config.cache.num_blocks > 0) {
     check_kv_cache_fits(model.model->kv_cache_spec(), config.cache.block_size,
                         kv_cache_dtype(config), config.cache.num_blocks, free_backend_memory(config),

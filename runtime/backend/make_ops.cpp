@@ -38,6 +38,14 @@ DType kv_cache_dtype(const Config& config) {
   return config.runtime.backend == Backend::cuda ? config.model.dtype : DType::f32;
 }
 
+void check_kv_cache_dtype(const Config& config, const KvCacheSpec& spec) {
+  if (config.runtime.backend == Backend::cuda && kv_cache_dtype(config) == DType::fp8_e4m3 &&
+      spec.head_dim != 64 && spec.head_dim != 128)
+    throw Error("cache.kv_cache_dtype = \"fp8_e4m3\": on the cuda backend its prefill kernel "
+                "takes head_dim 64 or 128, and " + config.model.path.string() + " has " +
+                std::to_string(spec.head_dim) + " (use \"auto\")");
+}
+
 std::int64_t free_backend_memory(const Config& config) {
   if (config.runtime.backend == Backend::cuda) return free_cuda_memory();
   std::ifstream meminfo("/proc/meminfo");

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include <minivllm/kv_cache.hpp>
 #include <minivllm/ops.hpp>
 
 #include <minivllm/config.hpp>
@@ -27,6 +28,11 @@ std::unique_ptr<Ops> make_ops(const Config& config, int device = 0,
 // The dtype the backend's KV cache must have: fp8_e4m3 for cache.kv_cache_dtype = "fp8_e4m3";
 // otherwise f32 on the CPU, the compute dtype on CUDA.
 DType kv_cache_dtype(const Config& config);
+
+// Throws minivllm::Error naming cache.kv_cache_dtype when the backend cannot run a model whose
+// cache is `spec` with that dtype: on cuda an fp8_e4m3 cache's prefill runs on the flash kernel
+// only, which takes head_dim 64 or 128. Checked at load, not at the first prefill.
+void check_kv_cache_dtype(const Config& config, const KvCacheSpec& spec);
 
 // Memory the KV cache may take on the config's backend, in bytes: the current CUDA device's free
 // memory (call on the ops' thread), or the host's MemAvailable (/proc/meminfo) on the CPU.

@@ -29,6 +29,8 @@ const AttentionHeads kFastHeads[] = {{"Qwen3-0.6B", 16, 8, 128},
                                      {"group of 2, 64", 4, 2, 64}};
 const AttentionHeads kGenericHeads[] = {{"tiny qwen3", 4, 2, 32}, {"tiny llama", 4, 2, 16}};
 constexpr std::int64_t kBlockSizes[] = {1, 16, 64, 256};
+// Long prompts' tolerance (LongPromptsMatchReference says why).
+constexpr float kBf16WeightsTolerance = 5e-2f;
 
 class PrefillAttentionKernel : public test::CudaKernelTest {
  protected:
@@ -40,10 +42,13 @@ class PrefillAttentionKernel : public test::CudaKernelTest {
     return test::download(d.out, dtype, b.out_size());
   }
 
+  // With `fp8` the cache is e4m3 codes and scales (test::quantize_cache), q and out `dtype`.
   void check(const AttentionHeads& heads, std::int64_t block_size,
-             const std::vector<SequenceLens>& seqs, DType dtype, float tolerance) {
-    const PagedBatch b = test::make_paged_batch(heads, block_size, seqs, dtype, rng());
-    SCOPED_TRACE(test::describe(b, dtype));
+             const std::vector<SequenceLens>& seqs, DType dtype, float tolerance,
+             bool fp8 = false) {
+    PagedBatch b = test::make_paged_batch(heads, block_size, seqs, dtype, rng());
+    if (fp8) test::quantize_cache(b);
+    SCOPED_TRACE((fp8 ? "fp8 cache, " : "") + test::describe(b, dtype));
     test::expect_close(run_gpu(b, dtype), test::paged_attention_reference(b), tolerance,
                        "prefill kernel");
   }
@@ -97,7 +102,6 @@ TEST_F(PrefillAttentionKernel, GenericPathMatchesReference) {
 // thousands of values). Wrong keys, masks or scaling are off by far more than 5%; the short
 // batches above keep the 1% tolerance.
 TEST_F(PrefillAttentionKernel, LongPromptsMatchReference) {
-  constexpr float kBf16WeightsTolerance = 5e-2f;
   for (const AttentionHeads& heads : {kFastHeads[0], kFastHeads[1]})
     for (std::int64_t bs : {16, 256})
       check(heads, bs,
@@ -106,6 +110,20 @@ TEST_F(PrefillAttentionKernel, LongPromptsMatchReference) {
              {1536 + 700, 700},  // a chunk after a 1.5k prefix
              {random_len(1000, 2000), random_len(1, 1000)}},
             DType::bf16, kBf16WeightsTolerance);
+}
+
+// An fp8 cache on every fast shape and block size, the ragged batch and long prompts, against the
+// reference reading the same codes and scales. The kernel converts codes to bf16 exactly (4
+// significant bits) and applies each token's scales once; the tolerances are the fp8 decode
+// test's for prefill (twice bf16's) and the long prompts' above.
+TEST_F(PrefillAttentionKernel, Fp8CacheMatchesReference) {
+  for (const AttentionHeads& heads : kFastHeads)
+    for (std::int64_t bs : {1, 7, 16, 64, 256})
+      check(heads, bs, ragged_batch(static_cast<std::int32_t>(bs)), DType::bf16,
+            2 * test::tolerance(DType::bf16), /*fp8=*/true);
+  for (const AttentionHeads& heads : {kFastHeads[0], kFastHeads[1]})
+    check(heads, 16, {{2048, 2048}, {1536 + 700, 700}, {random_len(1, 900), 1}}, DType::bf16,
+          kBf16WeightsTolerance, /*fp8=*/true);
 }
 
 // A bad block table entry turns the rows whose keys reach it NaN (here the whole prompt: one

@@ -76,6 +76,25 @@ TEST(MakeOps, CpuBackendGivesCpuOpsWithAnF32Cache) {
   EXPECT_EQ(kv_cache_dtype(config), DType::fp8_e4m3);
 }
 
+TEST(MakeOps, AnFp8CacheOnCudaNeedsAHeadSizeItsPrefillKernelTakes) {
+  Config config;
+  config.model.path = "models/m";
+  config.cache.kv_cache_dtype = KvCacheDtype::fp8_e4m3;
+  config.runtime.backend = Backend::cpu;
+  EXPECT_NO_THROW(check_kv_cache_dtype(config, {2, 2, 96}));  // the CPU takes any head size
+  config.runtime.backend = Backend::cuda;
+  EXPECT_NO_THROW(check_kv_cache_dtype(config, kSpec));
+  EXPECT_NO_THROW(check_kv_cache_dtype(config, {16, 8, 64}));
+  const std::string message =
+      testing::error_message([&] { check_kv_cache_dtype(config, {2, 2, 96}); });
+  EXPECT_NE(message.find("cache.kv_cache_dtype = \"fp8_e4m3\": on the cuda backend its prefill "
+                         "kernel takes head_dim 64 or 128, and models/m has 96"),
+            std::string::npos)
+      << message;
+  config.cache.kv_cache_dtype = KvCacheDtype::auto_dtype;
+  EXPECT_NO_THROW(check_kv_cache_dtype(config, {2, 2, 96}));
+}
+
 TEST(MakeOps, CudaConfigInABuildWithoutCudaSaysHowToGetOne) {
 #ifdef MV_BUILT_WITHOUT_CUDA
   Config config;

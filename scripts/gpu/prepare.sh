@@ -1,7 +1,8 @@
-# Sourced by the scripts/gpu/run_*.sh scripts on the GPU machine, from the repository root, after
-# scripts/gpu/bundle.sh packaged .gpu/: unpacks the tokenizers, makes the tiny demo models the way
-# scripts/setup.sh does, and exports what the tests read. Sets `out` ($OUT, where a device call's
+# Sourced by the scripts/gpu/run_*.sh scripts on the GPU machine after scripts/gpu/bundle.sh
+# packaged .gpu/: goes to the repository root, unpacks the tokenizers, makes the tiny demo models
+# the way scripts/setup.sh does, and exports what the tests read. Sets `out` ($OUT, where a device call's
 # results go, made here) and `runs` (a scratch folder for the runs' files).
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out=${OUT:-/tmp/gpu-out}
 mkdir -p "$out"
 runs=$(mktemp -d)

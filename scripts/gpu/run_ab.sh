@@ -5,10 +5,8 @@
 # ab-summary.txt and each run's JSON in ab.tar.xz.
 #   scripts/gpu/run_ab.sh [ROUNDS]   (default 2)
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root"
 rounds=${1:-2}
-source scripts/gpu/prepare.sh
+source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 make_model qwen3-0.6b qwen3
 mkdir -p .gpu/baseline && tar -C .gpu/baseline -xJf .gpu/baseline-bin.tar.xz
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"

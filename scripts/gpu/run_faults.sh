@@ -8,9 +8,7 @@
 #      line naming the CUDA error, instead of hanging or serving errors forever.
 # $OUT gets faults.log and serve-faults.log.
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root"
-source scripts/gpu/prepare.sh
+source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 nvidia-smi --query-gpu=name,driver_version --format=csv | tee "$out/device.txt"
 status=0
 

@@ -7,10 +7,8 @@
 # summary.txt; each run's JSON in runs.tar.xz.
 #   scripts/gpu/run_fp8.sh [ROUNDS]   (default 2)
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root"
 rounds=${1:-2}
-source scripts/gpu/prepare.sh
+source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 make_model qwen3-0.6b qwen3
 bin=.gpu/bundle/bin
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"

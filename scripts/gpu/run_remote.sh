@@ -7,10 +7,8 @@
 # $OUT gets remote.log, remote-summary.txt, worker.log and every run's output in remote-runs.tar.xz.
 #   scripts/gpu/run_remote.sh [ROUNDS]   (default 2)
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root"
 rounds=${1:-2}
-source scripts/gpu/prepare.sh
+source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 make_model qwen3-0.6b qwen3
 nvidia-smi --query-gpu=name,driver_version --format=csv | tee "$out/device.txt"
 head -c 32 /dev/urandom | base64 > "$runs/token"

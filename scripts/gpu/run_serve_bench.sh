@@ -9,10 +9,8 @@
 # $OUT gets serve-bench.log, serve-summary.txt and every run's JSON in serve-bench.tar.xz.
 #   scripts/gpu/run_serve_bench.sh [ROUNDS]   (default 3)
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root"
 rounds=${1:-3}
-source scripts/gpu/prepare.sh
+source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 make_model qwen3-0.6b qwen3
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"
 config=(--config configs/qwen3-0.6b-h200.toml --set "runtime.plugin_dirs=[\"$MINIVLLM_PLUGIN_DIR\"]"

@@ -3,9 +3,7 @@
 # every GPU test binary, then the GPU benchmarks. $OUT (or /tmp/gpu-out) gets device.txt,
 # summary.txt and logs.tar.xz (the device tool returns at most 8 files).
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root"
-source scripts/gpu/prepare.sh
+source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 logs=$runs
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"
 

@@ -29,6 +29,12 @@ class ActorGolden : public ::testing::TestWithParam<std::string> {
     return testing::expect_goldens(llm, goldens_, picks, GetParam());
   }
 
+  std::vector<std::vector<std::int32_t>> prompts_of(const std::vector<std::size_t>& picks) const {
+    std::vector<std::vector<std::int32_t>> prompts;
+    for (std::size_t p : picks) prompts.push_back(goldens_[p].prompt);
+    return prompts;
+  }
+
   std::vector<Golden> goldens_;
 };
 
@@ -82,8 +88,7 @@ TEST_P(ActorGolden, TensorParallelTwoAndFourRanks) {
 // served before goes to the replica whose prefix cache holds it, though the other is idle.
 TEST_P(ActorGolden, DataParallelTwoReplicas) {
   const auto picks = testing::mixed_picks(16, goldens_.size());
-  std::vector<std::vector<std::int32_t>> prompts;
-  for (std::size_t p : picks) prompts.push_back(goldens_[p].prompt);
+  const auto prompts = prompts_of(picks);
   SamplingParams seeded;
   seeded.temperature = 0.8;
   seeded.seed = 1234;
@@ -140,8 +145,7 @@ TEST_P(ActorGolden, DataParallelTwoReplicas) {
 // left taken.
 TEST_P(ActorGolden, Fp8KvCacheAloneBatchedPreemptedAndTensorParallel) {
   const auto picks = testing::mixed_picks(16, goldens_.size());
-  std::vector<std::vector<std::int32_t>> prompts;
-  for (std::size_t p : picks) prompts.push_back(goldens_[p].prompt);
+  const auto prompts = prompts_of(picks);
   SamplingParams greedy;
   greedy.temperature = 0.0;
   greedy.max_tokens = 32;

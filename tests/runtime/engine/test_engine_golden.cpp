@@ -186,12 +186,8 @@ TEST_P(EngineGolden, Fp8CacheAloneBatchedCachedPreemptedAndChunked) {
   constexpr DType fp8 = DType::fp8_e4m3;
   for (std::size_t i = 0; i < goldens_.size(); ++i) run(EngineSetup{.kv_dtype = fp8}, {i});
   run(EngineSetup{.prefix_caching = true, .kv_dtype = fp8}, mixed(64));
-  run(EngineSetup{.prefix_caching = false, .kv_dtype = fp8}, mixed(64));
   EXPECT_GT(run(EngineSetup{.num_blocks = 40, .kv_dtype = fp8}, mixed(10)), 5u);
-  for (int chunk : {7, 64}) {
-    SCOPED_TRACE("chunk " + std::to_string(chunk));
-    run(EngineSetup{.chunked = true, .budget = chunk, .kv_dtype = fp8}, mixed(10));
-  }
+  run(EngineSetup{.chunked = true, .budget = 7, .kv_dtype = fp8}, mixed(10));
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, EngineGolden,

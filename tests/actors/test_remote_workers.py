@@ -202,7 +202,9 @@ class RemoteWorkersTest(unittest.TestCase):
             self.addCleanup(c.close)
             c.request("POST", "/v1/completions", json.dumps(body),
                       {"Content-Type": "application/json"})
-            return c.getresponse()
+            r = c.getresponse()
+            r.connection = c  # closing it (not the response) is what the server sees
+            return r
 
         return server, first, address, port, post
 
@@ -272,7 +274,7 @@ class RemoteWorkersTest(unittest.TestCase):
         while line.strip() == b"":  # the blank line after each event
             line = on_local.readline()
         self.assertTrue(line.startswith(b"data: "), line)  # still streaming
-        on_local.close()
+        on_local.connection.close()  # the client goes: the request is aborted
 
         second = self.start(["worker", "--connect", address, "--token-file", self.token])
         server.wait_for(r"the worker group is whole again")
@@ -293,7 +295,7 @@ class RemoteWorkersTest(unittest.TestCase):
         body = r.read().decode()
         self.assertEqual(r.status, 200, body)
         self.assertEqual(json.loads(body)["choices"][0]["text"], before)
-        busy.close()
+        busy.connection.close()
 
     def wait_until_idle(self, port):
         """Until /metrics shows no request running or waiting (aborts end at a step)."""

@@ -3,9 +3,9 @@
 // step measured with events around forward() alone (their difference is the GPU idling between
 // kernels, launch overhead included) and the host time forward() takes to queue the step.
 // Steps run eagerly (no CUDA graphs: gpu_decode_steps times those) with the batch staged once per
-// step, as the engine runs them. Decode steps at several batch sizes, one 1,024-token prefill and
-// one ragged ~16k-token prefill (the throughput workload's first step), bf16. Prints a table per case
-// and one JSON line. Not run by the tests.
+// step, as the engine runs them. Decode steps at several batch sizes, 128- and 1,024-token
+// prefills and one ragged ~16k-token prefill (the throughput workload's first step), bf16. Prints a
+// table per case and one JSON line. Not run by the tests.
 //   gpu_step_breakdown MODEL_DIR PLUGIN_DIR [CONTEXT_LEN=1024]
 #include <algorithm>
 #include <chrono>
@@ -243,6 +243,7 @@ int main(int argc, char** argv) try {
   for (std::int32_t seqs : {1, 8, 64, 256})
     cases.push_back(make_case("decode b=" + std::to_string(seqs) + " ctx=" + std::to_string(context),
                               seqs, context, 1, vocab));
+  cases.push_back(make_case("prefill 1x128", 1, 128, 128, vocab));  // the TTFT target's prompt
   cases.push_back(make_case("prefill 1x1024", 1, 1024, 1024, vocab));
   cases.push_back(make_ragged_prefill(16384, vocab));
   std::int64_t max_blocks = 0;

@@ -15,7 +15,8 @@
 //
 // An fp8 cache (kFp8) has the same lanes per key: a lane's piece is 8 codes (8 bytes), converted
 // in registers; each key's scale comes through the ring beside it (4 bytes per lane) and
-// multiplies the key's score, and its value scale the key's probability.
+// multiplies the key's score, and its value scale the key's probability. Its ring is a stage
+// deeper (kStagesOf) and its splits are as long in keys as a bf16 cache's.
 #include <algorithm>
 #include <cmath>
 
@@ -35,12 +36,16 @@ constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
 constexpr int kCtasPerSm = 4;        // what the launch bounds allow (registers: up to 128)
 constexpr int kPassesPerStep = 4;
-constexpr int kStages = 2;
+// Ring stages: an fp8 step holds half the bytes of a bf16 one, and the cache's read rate needs
+// the bytes in flight (Little's law), so an fp8 cache queues two steps ahead, bf16 one.
+template <bool kFp8>
+constexpr int kStagesOf = kFp8 ? 3 : 2;
 constexpr int kMaxRows = 4;          // query heads per block; larger groups take several blocks
 constexpr int kMergeWarps = 4;
 constexpr int kMaxSplits = 64;
-// A split streams at least this many bytes of keys and values: its fixed costs (loading the
-// query, the first table and key round trips, the merge) stay small beside it.
+// A split streams at least this many bytes of keys and values (counted in the query's dtype):
+// its fixed costs (loading the query, the first table and key round trips, the merge) stay small
+// beside it.
 // 32 KiB: one decode of a 1k context then runs on 128 blocks, not 32 (single-stream decode is
 // latency bound, and a block streams only ~10-20 GB/s).
 constexpr std::int64_t kMinSplitBytes = 32 << 10;
@@ -130,6 +135,7 @@ __device__ __forceinline__ void unpack(const uint2& raw, float (&out)[8]) {
 // with an fp8 cache the key's two scales.
 template <bool kFp8>
 struct Ring {
+  static constexpr int kStages = kStagesOf<kFp8>;
   using Piece = std::conditional_t<kFp8, uint2, uint4>;
   Piece pieces[kWarps][kStages][kPassesPerStep][2][32];
   float scales[kWarps][kStages][kPassesPerStep][2][kFp8 ? 32 : 1];
@@ -154,6 +160,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     decode_split_kernel(PagedAttentionParams p, DecodePlan plan) {
   constexpr int kVec = kVecElems<T>;
   using Piece = typename Ring<kFp8>::Piece;
+  constexpr int kStages = Ring<kFp8>::kStages;
   using KvElem = std::conditional_t<kFp8, std::uint8_t, T>;
   static_assert(sizeof(Piece) == kVec * sizeof(KvElem));
   balance(plan, p);
@@ -524,9 +531,9 @@ DecodePlan make_plan(const PagedAttentionParams& p, int sm_count, std::size_t wo
                                                        0x7FFFFFFF));
   const std::int64_t units = p.num_seqs * p.num_kv_heads * plan.head_chunks;
   const std::int64_t slots = std::int64_t{sm_count} * kCtasPerSm;
-  const bool fp8 = p.kv_dtype == DType::fp8_e4m3;
-  const std::int64_t split_bytes =
-      2 * (p.head_dim * static_cast<std::int64_t>(dtype_size(p.kv_dtype)) + (fp8 ? 4 : 0));
+  // In keys of the query's dtype: a block streams keys at a rate set by its work per key more
+  // than by their bytes, so an fp8 cache splits as a bf16 one does.
+  const std::int64_t split_bytes = 2 * p.head_dim * static_cast<std::int64_t>(dtype_size(p.dtype));
   const std::int64_t min_split_keys = ceil_div(kMinSplitBytes, split_bytes);
   const std::int64_t partial_bytes = p.num_seqs * p.num_heads * (p.head_dim + 2) * 4;
   std::int64_t splits = units >= slots / 2 ? 1 : slots / std::max<std::int64_t>(units, 1);

@@ -2,7 +2,7 @@
 """Where a step's device time goes, kernel by kernel, from an Nsight Compute CSV export
 (`ncu -i REPORT --csv --page raw`) of an eager engine run (scripts/gpu/run_latency_profile.sh).
 
-Splits the kernels into forward steps (each begins with the embedding kernel), says of each step
+Splits the kernels into steps (each ends with the sampler's kernel), says of each step
 whether it ran prefill attention, and prints for the last prefill step and the last decode step:
 every kernel in order with its time, DRAM bytes and the time those bytes take at READ_RATE, and
 per kernel name the count and totals. Writes the same as JSON to OUT_JSON.
@@ -26,8 +26,9 @@ name_col = cols.index("Kernel Name")
 
 def column(metric):
     i = cols.index(metric)
-    scale = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0,
-             "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}[units[i]]
+    scale = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "ms": 1e-3,
+             "msecond": 1e-3, "s": 1.0, "second": 1.0, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6,
+             "Gbyte": 1e9}[units[i]]
     return i, scale
 
 
@@ -45,18 +46,17 @@ for r in rows[head + 2:]:
     if len(r) <= max(t_col, r_col, w_col) or not r[t_col]:
         continue
     # "void ns::(anonymous namespace)::f<T, 4>(Params)" -> "f"
-    name = r[name_col].replace("(anonymous namespace)::", "").split("<")[0].split("(")[0]
+    name = r[name_col].replace("(anonymous namespace)::", "").replace("<unnamed>::", "").split("<")[0].split("(")[0]
     name = name.split()[-1].split("::")[-1]
     kernels.append({"name": name, "s": number(r[t_col]) * t_scale,
                     "read": number(r[r_col]) * r_scale, "write": number(r[w_col]) * w_scale})
 
-steps, current = [], None
+steps, current = [], []
 for k in kernels:
-    if k["name"].startswith("embedding"):
-        current = []
+    current.append(k)
+    if k["name"].startswith("sample_rows"):  # the sampler ends a step
         steps.append(current)
-    if current is not None:
-        current.append(k)
+        current = []
 
 
 def describe(step):

@@ -4,6 +4,7 @@
 // (padding, other tokens') are checked too.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -205,6 +206,9 @@ TEST_F(AttentionInputsKernel, MatchesReference) {
 // asked for (or, for a head at a scale's boundary, the next scale and values within a step),
 // except for keys that are neither normalized nor rotated (Llama's at position 0): identical.
 TEST_F(AttentionInputsKernel, WritesFp8CacheAsTheCpu) {
+  // Both sides' caches start as these bytes (e4m3 448, f32 8.4e37: comparable, unlike NaN), so
+  // the slots no token writes compare equal and a slot one side skips shows.
+  constexpr unsigned char kPoison = 0x7E;
   for (const Model& m : kModels) {
     std::vector<float> inv_freq = layers::rope_inverse_frequencies(m.head_dim, m.theta);
     if (m.scaling) inv_freq = layers::llama3_scaled_frequencies(inv_freq, *m.scaling);
@@ -235,6 +239,8 @@ TEST_F(AttentionInputsKernel, WritesFp8CacheAsTheCpu) {
         DeviceBuffer d_norm = test::upload(norm, dtype);
         DeviceBuffer d_keys(codes_size), d_values(codes_size);
         DeviceBuffer d_key_scales(scales_size * 4), d_value_scales(scales_size * 4);
+        for (const DeviceBuffer* b : {&d_keys, &d_values, &d_key_scales, &d_value_scales})
+          ASSERT_CUDA(cudaMemset(b->get(), kPoison, b->bytes()));
         DeviceBuffer d_positions = test::upload_raw(positions), d_slots = test::upload_raw(slots);
         const DeviceBuffer d_rotary = rotary(d_positions, d_inv_freq, tokens, m.head_dim / 2);
         cuda::AttentionInputsParams params =
@@ -250,8 +256,11 @@ TEST_F(AttentionInputsKernel, WritesFp8CacheAsTheCpu) {
         ASSERT_CUDA(cudaStreamSynchronize(nullptr));
 
         std::vector<float> q(static_cast<std::size_t>(tokens * q_width));
-        std::vector<std::uint8_t> keys(codes_size), values(codes_size);
+        // The slots no token writes keep the same poison on both sides.
+        std::vector<std::uint8_t> keys(codes_size, kPoison), values(codes_size, kPoison);
         std::vector<float> key_scales(scales_size), value_scales(scales_size);
+        std::memset(key_scales.data(), kPoison, scales_size * 4);
+        std::memset(value_scales.data(), kPoison, scales_size * 4);
         cpu::AttentionInputs args =
             cpu_args(m, tokens, num_slots, qkv, positions, slots, inv_freq, norm, norm);
         args.q = q.data();

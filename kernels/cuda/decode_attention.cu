@@ -13,10 +13,11 @@
 // needs no barrier). Every lane keeps its own online softmax (in base 2, fp32) over the keys it
 // saw; warps and lanes merge once at the end.
 //
-// An fp8 cache (kFp8) has the same lanes per key: a lane's piece is 8 codes (8 bytes), converted
-// in registers; each key's scale comes through the ring beside it (4 bytes per lane) and
-// multiplies the key's score, and its value scale the key's probability. Its ring is a stage
-// deeper (kStagesOf) and its splits are as long in keys as a bf16 cache's.
+// An fp8 cache (kFp8) has pieces of 16 bytes too, so 16 codes (converted in registers) and half
+// the lanes per key of bf16: a warp's pass covers twice the keys, and the work per key that does
+// not scale with head_dim (lane reductions, copies, softmax) halves. Each key's scale comes
+// through the ring beside it (4 bytes per lane) and multiplies the key's score, and its value
+// scale the key's probability. Its splits are as long in keys as a bf16 cache's.
 #include <algorithm>
 #include <cmath>
 
@@ -36,10 +37,7 @@ constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
 constexpr int kCtasPerSm = 4;        // what the launch bounds allow (registers: up to 128)
 constexpr int kPassesPerStep = 4;
-// Ring stages: an fp8 step holds half the bytes of a bf16 one, and the cache's read rate needs
-// the bytes in flight (Little's law), so an fp8 cache queues two steps ahead, bf16 one.
-template <bool kFp8>
-constexpr int kStagesOf = kFp8 ? 3 : 2;
+constexpr int kStages = 2;
 constexpr int kMaxRows = 4;          // query heads per block; larger groups take several blocks
 constexpr int kMergeWarps = 4;
 constexpr int kMaxSplits = 64;
@@ -117,11 +115,11 @@ __device__ __forceinline__ void unpack(const uint4& raw, float (&out)[8]) {
   }
 }
 
-// 8 e4m3 codes as f32.
-__device__ __forceinline__ void unpack(const uint2& raw, float (&out)[8]) {
-  const unsigned words[2] = {raw.x, raw.y};
+// 16 e4m3 codes as f32.
+__device__ __forceinline__ void unpack(const uint4& raw, float (&out)[16]) {
+  const unsigned words[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < 4; ++i) {
     const float2 lo = e4m3x2_to_float2(static_cast<std::uint16_t>(words[i] & 0xFFFFu));
     const float2 hi = e4m3x2_to_float2(static_cast<std::uint16_t>(words[i] >> 16));
     out[4 * i] = lo.x;
@@ -135,9 +133,7 @@ __device__ __forceinline__ void unpack(const uint2& raw, float (&out)[8]) {
 // with an fp8 cache the key's two scales.
 template <bool kFp8>
 struct Ring {
-  static constexpr int kStages = kStagesOf<kFp8>;
-  using Piece = std::conditional_t<kFp8, uint2, uint4>;
-  Piece pieces[kWarps][kStages][kPassesPerStep][2][32];
+  uint4 pieces[kWarps][kStages][kPassesPerStep][2][32];
   float scales[kWarps][kStages][kPassesPerStep][2][kFp8 ? 32 : 1];
 };
 
@@ -155,14 +151,16 @@ __device__ __forceinline__ void merge_state(float& max, float& sum, float (&acc)
   max = new_max;
 }
 
+// A block's resident limit: an fp8 block of 4 rows keeps 16 dims of q and of the output per row
+// in registers, 128 in all, so it takes two blocks per multiprocessor to have the registers.
+template <bool kFp8, int kRows>
+constexpr int kBlocksPerSm = kFp8 && kRows > 2 ? 2 : kCtasPerSm;
+
 template <class T, bool kFp8, int kRows>
-__global__ void __launch_bounds__(kThreads, kCtasPerSm)
+__global__ void __launch_bounds__(kThreads, (kBlocksPerSm<kFp8, kRows>))
     decode_split_kernel(PagedAttentionParams p, DecodePlan plan) {
-  constexpr int kVec = kVecElems<T>;
-  using Piece = typename Ring<kFp8>::Piece;
-  constexpr int kStages = Ring<kFp8>::kStages;
   using KvElem = std::conditional_t<kFp8, std::uint8_t, T>;
-  static_assert(sizeof(Piece) == kVec * sizeof(KvElem));
+  constexpr int kVec = 16 / static_cast<int>(sizeof(KvElem));  // a lane's 16-byte piece
   balance(plan, p);
   // Per warp and stage: each pass's keys and values, a piece per lane.
   __shared__ __align__(16) Ring<kFp8> ring;
@@ -284,17 +282,14 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
       }
 #pragma unroll
       for (int u = 0; u < kPassesPerStep; ++u) {
-        Piece* dst = ring.pieces[warp][j % kStages][u][0] + lane;
+        uint4* dst = ring.pieces[warp][j % kStages][u][0] + lane;
         const std::int64_t offset = slots[u] * row_stride;
+        cp_async_16(dst, key_cache + offset, load[u]);
+        cp_async_16(dst + 32, value_cache + offset, load[u]);
         if constexpr (kFp8) {
-          cp_async_small<8>(dst, key_cache + offset, load[u]);
-          cp_async_small<8>(dst + 32, value_cache + offset, load[u]);
           float* scale_dst = ring.scales[warp][j % kStages][u][0] + lane;
           cp_async_small<4>(scale_dst, key_scales + slots[u] * p.num_kv_heads, load[u]);
           cp_async_small<4>(scale_dst + 32, value_scales + slots[u] * p.num_kv_heads, load[u]);
-        } else {
-          cp_async_16(dst, key_cache + offset, load[u]);
-          cp_async_16(dst + 32, value_cache + offset, load[u]);
         }
       }
     }
@@ -313,7 +308,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // Step j: scores of its keys, then the online softmax and prob . V.
   const auto attend = [&](int j) {
     const std::int32_t start = warp_begin + j * step_stride;
-    const Piece(&stage)[kPassesPerStep][2][32] = ring.pieces[warp][j % kStages];
+    const uint4(&stage)[kPassesPerStep][2][32] = ring.pieces[warp][j % kStages];
     float score[kPassesPerStep][kRows];
 #pragma unroll
     for (int u = 0; u < kPassesPerStep; ++u) {
@@ -512,7 +507,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 // multiprocessors, with `workspace_bytes` of workspace (SIZE_MAX: as much as it wants).
 DecodePlan make_plan(const PagedAttentionParams& p, int sm_count, std::size_t workspace_bytes) {
   DecodePlan plan;
-  const std::int64_t vec_elems = 16 / static_cast<std::int64_t>(dtype_size(p.dtype));  // also fp8
+  const std::int64_t vec_elems = 16 / static_cast<std::int64_t>(dtype_size(p.kv_dtype));
   const std::int64_t pieces = ceil_div(p.head_dim, vec_elems);  // 16-byte pieces of a key row
   while ((std::int64_t{1} << plan.lanes_per_key_log2) < pieces) ++plan.lanes_per_key_log2;
   plan.keys_per_step = kPassesPerStep * (32 >> plan.lanes_per_key_log2);

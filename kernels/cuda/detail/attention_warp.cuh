@@ -157,7 +157,8 @@ inline cudaError_t check_attention_params(const PagedAttentionParams& p) {
       p.max_blocks_per_seq >= 0 && p.num_blocks >= 0 && p.block_size >= 1 &&
       p.block_size <= 0x7FFFFFFF && p.num_kv_heads >= 1 && p.num_kv_heads <= kMaxGridYZ &&
       p.num_heads >= p.num_kv_heads && p.num_heads % p.num_kv_heads == 0 && p.head_dim >= 1 &&
-      p.head_dim <= kMaxHeadDim && p.head_dim % vec_elems == 0;
+      p.head_dim <= kMaxHeadDim && p.head_dim % vec_elems == 0 &&
+      (!fp8 || p.head_dim % 16 == 0);  // the fp8 decode reads 16 codes a lane
   if (!shapes_ok) return cudaErrorInvalidValue;
   if (p.num_seqs == 0) return cudaSuccess;
   if (p.q == nullptr || p.key_cache == nullptr || p.value_cache == nullptr ||

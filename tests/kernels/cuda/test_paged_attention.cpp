@@ -276,6 +276,9 @@ TEST_F(PagedAttentionKernel, RejectsUnsupportedShapes) {
   p.key_scales = p.value_scales = buf.as<float>();
   p.dtype = DType::f32;
   rejects("f32 q with an fp8 cache");
+  p.dtype = DType::bf16;
+  p.head_dim = 24;
+  rejects("an fp8 cache of head_dim 24: not a multiple of 16");
 }
 
 // An fp8 cache (bf16 q and out) against the reference reading the same codes and scales: the

@@ -73,7 +73,20 @@ build_project() {
   # CUDA 13 lives in /usr/local/cuda on our machines; meson finds nvcc on PATH.
   if [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
   if [ ! -f "$build/build.ninja" ]; then
-    meson setup "$build" "$root"
+    # nvcc through scripts/nvcc-deps, so that a changed kernel header rebuilds its .cu files.
+    # meson 1.0's machine files take absolute paths only, and it links the CUDA runtime from the
+    # compiler's ../lib64: the wrapper goes into build/nvcc-deps/bin beside a lib64 link.
+    local native=()
+    if command -v nvcc >/dev/null; then
+      local toolkit
+      toolkit=$(dirname "$(dirname "$(command -v nvcc)")")
+      mkdir -p "$build/nvcc-deps/bin"
+      cp "$root/scripts/nvcc-deps" "$build/nvcc-deps/bin/nvcc"
+      ln -sfn "$toolkit/lib64" "$build/nvcc-deps/lib64"
+      printf "[binaries]\ncuda = '%s'\n" "$build/nvcc-deps/bin/nvcc" > "$build/nvcc-deps.ini"
+      native=(--native-file "$build/nvcc-deps.ini")
+    fi
+    meson setup "$build" "$root" "${native[@]}"
   fi
   ninja -C "$build"
 }

@@ -126,13 +126,6 @@ std::vector<RequestOutput> LLM::generate(const std::vector<std::vector<std::int3
   return outputs_or_throw(generate(std::move(requests)));
 }
 
-EngineStats LLM::stats() {
-  caf::scoped_actor self{impl_->sys};
-  EngineStats stats;
-  self->request(impl_->engine, caf::infinite, stats_atom_v)
-      .receive([&](EngineStats& s) { stats = std::move(s); },
-               [&](caf::error& err) { throw Error(error_text(impl_->sys, err)); });
-  return stats;
-}
+EngineStats LLM::stats() { return engine_stats(impl_->sys, impl_->engine); }
 
 }  // namespace minivllm

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
@@ -330,6 +331,15 @@ std::string error_text(caf::actor_system& sys, const caf::error& err) {
   if (err.category() == runtime_error_category && err.context().match_elements<std::string>())
     return err.context().get_as<std::string>(0);
   return sys.render(err);
+}
+
+EngineStats engine_stats(caf::actor_system& sys, const engine_actor& engine) {
+  caf::scoped_actor self{sys};
+  EngineStats stats;
+  self->request(engine, caf::infinite, stats_atom_v)
+      .receive([&](EngineStats& s) { stats = std::move(s); },
+               [&](caf::error& err) { throw Error(error_text(sys, err)); });
+  return stats;
 }
 
 }  // namespace minivllm

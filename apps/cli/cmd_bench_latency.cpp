@@ -28,6 +28,7 @@
 #include "cli/commands.hpp"
 #include "cli/config_options.hpp"
 #include "cli/latency_stats.hpp"
+#include "cli/step_times_report.hpp"
 
 namespace minivllm::cli {
 namespace {
@@ -164,6 +165,7 @@ void run_latency(const LatencyOptions& o) {
   // every way out of here, a failed request's exception included.
   const RuntimeShutdown shutdown{engine};
   std::mt19937_64 rng(o.seed);
+  const auto start = std::chrono::steady_clock::now();
   // One short request first: a device's first step pays for set-up that no level should.
   LatencyOptions warm_up = o;
   warm_up.max_tokens = std::min(o.max_tokens, 4);
@@ -182,6 +184,11 @@ void run_latency(const LatencyOptions& o) {
     level.update(latency_json(r));
     levels.push_back(std::move(level));
   }
+  // Where the engine's time went over the whole run (the warm-up request too): with one level of
+  // one-token requests, what a prefill step costs the worker and the scheduler against TTFT.
+  const StepTimes times = engine_stats(sys, engine).step_times;
+  print_step_times(times,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   nlohmann::json result = bench_run_info(config);
   result.update({{"bench", "latency"},
                  {"settings",
@@ -194,7 +201,8 @@ void run_latency(const LatencyOptions& o) {
                    {"temperature", o.temperature},
                    {"ignore_eos", true},
                    {"seed", o.seed}}},
-                 {"levels", levels}});
+                 {"levels", levels},
+                 {"step_times", step_times_json(times)}});
   write_bench_json(result, o.output, "--output");
 }
 

@@ -382,6 +382,16 @@ TEST_P(Cli, BenchLatencyStreamsEachLevelAndWritesPercentiles) {
     // A request's first token comes before its last.
     EXPECT_LT(level.at("ttft_ms").at("p50").get<double>(), level.at("e2e_ms").at("p99").get<double>());
   }
+  // The engine's step times over the run: every prompt token of the warm-up and the 8 requests
+  // computed in steps with a prompt (which may carry other requests' decode rows too).
+  EXPECT_NE(run.out.find("where the time went"), std::string::npos) << run.out;
+  std::uint64_t prefill_tokens = 0, steps = 0;
+  for (const json& b : result.at("step_times").at("buckets")) {
+    steps += b.at("steps").get<std::uint64_t>();
+    if (b.at("kind") == "prefill") prefill_tokens += b.at("tokens").get<std::uint64_t>();
+  }
+  EXPECT_GE(prefill_tokens, 9u * 12u);
+  EXPECT_GE(steps, 8u);
 }
 
 TEST_P(Cli, BenchLatencyRefusesBadLevels) {

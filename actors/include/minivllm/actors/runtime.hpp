@@ -78,6 +78,10 @@ void run_worker(caf::actor_system& sys, const WorkerJoin& join);
 // The text of an error the runtime answered with.
 std::string error_text(caf::actor_system& sys, const caf::error& err);
 
+// The engine's counters and where its time went (EngineStats), asked and waited for; throws
+// minivllm::Error with the runtime's answer if the engine cannot give them.
+EngineStats engine_stats(caf::actor_system& sys, const engine_actor& engine);
+
 // Whether the engine refused a request for what it asked (its fields, its prompt): the client's
 // error, not the runtime's.
 bool is_request_refused(const caf::error& err);

@@ -96,7 +96,7 @@ typename Inspector::result_type inspect(Inspector& f, StepWork& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepResult& x) {
   return f(caf::meta::type_name("minivllm::StepResult"), x.step, x.tokens, x.logprobs,
-           x.run_seconds, x.gap_seconds, x.prompt_logprobs, x.spent_batch);
+           x.run_seconds, x.launch_seconds, x.gap_seconds, x.prompt_logprobs, x.spent_batch);
 }
 
 template <class Inspector>

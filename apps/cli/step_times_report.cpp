@@ -21,17 +21,19 @@ double per_step_us(double seconds, std::uint64_t steps) {
 }  // namespace
 
 void print_step_times(const StepTimes& times, double wall_seconds) {
-  std::printf("\nwhere the time went (worker wall time per step: launches, device, sampling; "
-              "the scheduler's CPU time per step result, and in it: the result's tokens, planning "
-              "the next step, its batch):\n");
-  std::printf("%-8s %-8s %7s %9s %9s %9s %9s %9s %8s %8s %8s\n", "step", "rows", "steps",
-              "tokens", "run s", "mean ms", "max ms", "sched us", "tokens", "plan", "batch");
+  std::printf("\nwhere the time went (worker wall time per step: launches, device, sampling; of "
+              "it, the host queuing the step; the scheduler's CPU time per step result, and in "
+              "it: the result's tokens, planning the next step, its batch):\n");
+  std::printf("%-8s %-8s %7s %9s %9s %9s %9s %9s %9s %8s %8s %8s\n", "step", "rows", "steps",
+              "tokens", "run s", "mean ms", "max ms", "queue ms", "sched us", "tokens", "plan",
+              "batch");
   for (const StepTimeBucket& b : times.buckets)
-    std::printf("%-8s %-8s %7llu %9llu %9.3f %9.3f %9.3f %9.1f %8.1f %8.1f %8.1f\n",
+    std::printf("%-8s %-8s %7llu %9llu %9.3f %9.3f %9.3f %9.3f %9.1f %8.1f %8.1f %8.1f\n",
                 b.decode ? "decode" : "prefill", rows_label(b).c_str(),
                 static_cast<unsigned long long>(b.steps), static_cast<unsigned long long>(b.tokens),
                 b.run_seconds, per_step_us(b.run_seconds, b.steps) / 1e3,
-                b.max_run_seconds * 1e3, per_step_us(b.scheduler.seconds, b.steps),
+                b.max_run_seconds * 1e3, per_step_us(b.launch_seconds, b.steps) / 1e3,
+                per_step_us(b.scheduler.seconds, b.steps),
                 per_step_us(b.scheduler.tokens_seconds, b.steps),
                 per_step_us(b.scheduler.plan_seconds, b.steps),
                 per_step_us(b.scheduler.batch_seconds, b.steps));
@@ -52,6 +54,7 @@ nlohmann::json step_times_json(const StepTimes& times) {
                        {"tokens", b.tokens},
                        {"run_seconds", b.run_seconds},
                        {"max_run_seconds", b.max_run_seconds},
+                       {"launch_seconds", b.launch_seconds},
                        {"scheduler_seconds", b.scheduler.seconds},
                        {"scheduler_tokens_seconds", b.scheduler.tokens_seconds},
                        {"scheduler_plan_seconds", b.scheduler.plan_seconds},

@@ -330,7 +330,8 @@ void complete(SchedulerState& st, StepResult& result, StepOutputs& out) {
   st.storing.clear();
   st.turn_timed_as =
       st.step_times.record(done.decodes_only, static_cast<std::int32_t>(plan.seqs.size()),
-                           plan.num_batched_tokens, result.run_seconds, result.gap_seconds);
+                           plan.num_batched_tokens, result.run_seconds, result.launch_seconds,
+                           result.gap_seconds);
   for (const std::string& id : st.pending_aborts) end_request(st, id, "", out);
   st.pending_aborts.clear();
   log_step(st, plan, result, started);

@@ -34,6 +34,7 @@ struct QueuedStep {
   StepWork work;
   std::vector<SampledSeq*> seqs;  // its rows' sequences, in row order
   Clock::time_point queued_at;
+  double launch_seconds = 0;      // the host's time queuing it
 };
 
 }  // namespace
@@ -82,14 +83,16 @@ void clear_arrays(Batch& batch) {
 }
 
 // Answers a step with its sampled tokens (appended to its sequences too) and its times: it ran
-// from `start` (on the device, as far as the worker can tell) to now. Its arrays go back.
+// from `start` (on the device, as far as the worker can tell) to now, `launch_seconds` of it
+// queuing. Its arrays go back.
 void answer(WorkerState& st, StepWork& work, std::vector<SampledSeq*>& seqs,
             std::vector<SampledToken>& sampled, Clock::time_point start,
-            std::vector<PromptLogprob> prompt_logprobs = {}) {
+            double launch_seconds = 0, std::vector<PromptLogprob> prompt_logprobs = {}) {
   const Clock::time_point end = Clock::now();
   StepResult result;
   result.prompt_logprobs = std::move(prompt_logprobs);
   result.run_seconds = std::chrono::duration<double>(end - start).count();
+  result.launch_seconds = launch_seconds;
   if (st.last_step_end)
     result.gap_seconds = std::chrono::duration<double>(start - *st.last_step_end).count();
   st.last_step_end = end;
@@ -142,7 +145,7 @@ void answer_queued(WorkerState& st) {
     // It ran on the device from when it was queued or the step ahead of it ended.
     const Clock::time_point start =
         st.last_step_end ? std::max(q.queued_at, *st.last_step_end) : q.queued_at;
-    answer(st, q.work, q.seqs, sampled, start);
+    answer(st, q.work, q.seqs, sampled, start, q.launch_seconds);
   } catch (const std::exception& e) {
     st.answers->failed(step_failed(q.work.step, e));
   }
@@ -202,7 +205,7 @@ void run_with_prompt_logprobs(WorkerState& st, StepWork& work, std::vector<Sampl
     throw Error("step " + std::to_string(work.step) + ": its logits layout does not match its " +
                 "batch (" + std::to_string(row) + " rows, " + std::to_string(next) + " sampled)");
   std::vector<SampledToken> sampled = sample_batch(st.rows);
-  answer(st, work, seqs, sampled, start, std::move(prompt));
+  answer(st, work, seqs, sampled, start, 0, std::move(prompt));
 }
 
 // Runs one step: queued on the device when the runner can (answered by the next step or once
@@ -239,12 +242,13 @@ void run_step(WorkerState& st, StepWork& work) {
   // Queueing a step's kernels may itself take a while (an eager prefill's): it counts in.
   const Clock::time_point queued_at = Clock::now();
   st.runner->queue_step(work.batch, st.rows, fed);
+  const double launch_seconds = std::chrono::duration<double>(Clock::now() - queued_at).count();
   keep_for_continuation(st, work);
   for (std::size_t r = 0; r < seqs.size(); ++r) {
     seqs[r]->queued_step = work.step;
     seqs[r]->queued_row = static_cast<std::int32_t>(r);
   }
-  QueuedStep next{std::move(work), std::move(seqs), queued_at};
+  QueuedStep next{std::move(work), std::move(seqs), queued_at, launch_seconds};
   if (fed) {
     answer_queued(st);
     release();

@@ -125,6 +125,9 @@ struct StepResult {
   std::vector<std::int32_t> tokens;
   std::vector<PositionLogprobs> logprobs;  // empty, or one per token (rows not asking: empty)
   double run_seconds = 0;  // the worker's wall time running the step (StepTimes)
+  // Of run_seconds, the host's time queuing the step's device work before waiting for it (an
+  // eager step's kernel launches); 0 for a step run synchronously (the CPU backend).
+  double launch_seconds = 0;
   double gap_seconds = 0;  // from the step before it ending there to this one starting
   std::vector<PromptLogprob> prompt_logprobs;  // of the step's prompt logprobs rows
   // The step's batch, emptied, back for the scheduler to refill: within a process its vectors

@@ -27,7 +27,7 @@ std::vector<StepTimeBucket>::iterator bucket_at(std::vector<StepTimeBucket>& buc
 }  // namespace
 
 std::size_t StepTimes::record(bool decode, std::int32_t rows, std::int32_t tokens,
-                              double run_seconds, double gap_seconds) {
+                              double run_seconds, double launch_seconds, double gap_seconds) {
   std::int32_t min_rows = 1;
   std::int32_t max_rows = std::numeric_limits<std::int32_t>::max();
   if (decode) {
@@ -48,6 +48,7 @@ std::size_t StepTimes::record(bool decode, std::int32_t rows, std::int32_t token
   it->tokens += static_cast<std::uint64_t>(tokens);
   it->run_seconds += run_seconds;
   it->max_run_seconds = std::max(it->max_run_seconds, run_seconds);
+  it->launch_seconds += launch_seconds;
   worker_gap_seconds += gap_seconds;
   return static_cast<std::size_t>(it - buckets.begin());
 }
@@ -82,6 +83,7 @@ void StepTimes::add(const StepTimes& other) {
     it->tokens += b.tokens;
     it->run_seconds += b.run_seconds;
     it->max_run_seconds = std::max(it->max_run_seconds, b.max_run_seconds);
+    it->launch_seconds += b.launch_seconds;
     it->scheduler += b.scheduler;
   }
   worker_gap_seconds += other.worker_gap_seconds;

@@ -30,6 +30,7 @@ struct StepTimeBucket {
   std::uint64_t tokens = 0;  // tokens computed (a decode row is one)
   double run_seconds = 0;
   double max_run_seconds = 0;
+  double launch_seconds = 0;  // of run_seconds, the host queuing the steps (StepResult)
   // The scheduler's turns on these steps' results, summed; the rest of a turn is between and
   // around its phases.
   SchedulerTurn scheduler;
@@ -41,10 +42,11 @@ struct StepTimes {
   double scheduler_seconds = 0;         // handling step results and planning the next steps
   std::uint64_t scheduler_steps = 0;    // step results it handled
 
-  // A step of `rows` sequences and `tokens` tokens that ran `run_seconds` on the worker, `gap`
-  // after the one before it there. Returns its bucket's index.
+  // A step of `rows` sequences and `tokens` tokens that ran `run_seconds` on the worker
+  // (`launch_seconds` of it queuing), `gap` after the one before it there. Returns its bucket's
+  // index.
   std::size_t record(bool decode, std::int32_t rows, std::int32_t tokens, double run_seconds,
-                     double gap_seconds);
+                     double launch_seconds, double gap_seconds);
   // The scheduler's turn on a step result, of the step recorded in bucket `bucket`.
   void add_scheduler_turn(std::size_t bucket, const SchedulerTurn& turn);
   // Another engine's times (a data-parallel replica's) added to these, bucket by bucket.

@@ -148,7 +148,7 @@ typename Inspector::result_type inspect(Inspector& f, SchedulerTurn& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, StepTimeBucket& x) {
   return f(caf::meta::type_name("minivllm::StepTimeBucket"), x.decode, x.min_rows, x.max_rows,
-           x.steps, x.tokens, x.run_seconds, x.max_run_seconds, x.scheduler);
+           x.steps, x.tokens, x.run_seconds, x.max_run_seconds, x.launch_seconds, x.scheduler);
 }
 
 template <class Inspector>

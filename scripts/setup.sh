@@ -76,15 +76,18 @@ build_project() {
     # nvcc through scripts/nvcc-deps, so that a changed kernel header rebuilds its .cu files.
     # meson 1.0's machine files take absolute paths only, and it links the CUDA runtime from the
     # compiler's ../lib64: the wrapper goes into build/nvcc-deps/bin beside a lib64 link.
-    local native=()
+    local native=() toolkit=""
     if command -v nvcc >/dev/null; then
-      local toolkit
-      toolkit=$(dirname "$(dirname "$(command -v nvcc)")")
+      toolkit=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
+    fi
+    if [ -n "$toolkit" ] && [ -d "$toolkit/lib64" ]; then
       mkdir -p "$build/nvcc-deps/bin"
       cp "$root/scripts/nvcc-deps" "$build/nvcc-deps/bin/nvcc"
       ln -sfn "$toolkit/lib64" "$build/nvcc-deps/lib64"
       printf "[binaries]\ncuda = '%s'\n" "$build/nvcc-deps/bin/nvcc" > "$build/nvcc-deps.ini"
       native=(--native-file "$build/nvcc-deps.ini")
+    elif [ -n "$toolkit" ]; then
+      echo "nvcc's toolkit has no lib64 ($toolkit): plain nvcc, kernel headers not tracked"
     fi
     meson setup "$build" "$root" "${native[@]}"
   fi

@@ -22,10 +22,10 @@ double per_step_us(double seconds, std::uint64_t steps) {
 
 void print_step_times(const StepTimes& times, double wall_seconds) {
   std::printf("\nwhere the time went (worker wall time per step: launches, device, sampling; of "
-              "it, the host queuing the step; the scheduler's CPU time per step result, and in "
+              "it, the host launching the step; the scheduler's CPU time per step result, and in "
               "it: the result's tokens, planning the next step, its batch):\n");
   std::printf("%-8s %-8s %7s %9s %9s %9s %9s %9s %9s %8s %8s %8s\n", "step", "rows", "steps",
-              "tokens", "run s", "mean ms", "max ms", "queue ms", "sched us", "tokens", "plan",
+              "tokens", "run s", "mean ms", "max ms", "launch ms", "sched us", "tokens", "plan",
               "batch");
   for (const StepTimeBucket& b : times.buckets)
     std::printf("%-8s %-8s %7llu %9llu %9.3f %9.3f %9.3f %9.3f %9.1f %8.1f %8.1f %8.1f\n",

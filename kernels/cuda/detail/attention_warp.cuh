@@ -151,14 +151,14 @@ inline cudaError_t check_attention_params(const PagedAttentionParams& p) {
   if (fp8 && (p.dtype != DType::bf16 ||
               (p.num_seqs > 0 && (p.key_scales == nullptr || p.value_scales == nullptr))))
     return cudaErrorInvalidValue;
-  const auto vec_elems = static_cast<std::int64_t>(16 / dtype_size(p.dtype));
+  // A row is read in 16-byte pieces of the cache's elements (an fp8 cache's: 16 codes a lane).
+  const auto vec_elems = static_cast<std::int64_t>(16 / dtype_size(p.kv_dtype));
   const bool shapes_ok =
       p.num_seqs >= 0 && p.num_seqs <= kMaxGridX && p.max_query_len >= 0 &&
       p.max_blocks_per_seq >= 0 && p.num_blocks >= 0 && p.block_size >= 1 &&
       p.block_size <= 0x7FFFFFFF && p.num_kv_heads >= 1 && p.num_kv_heads <= kMaxGridYZ &&
       p.num_heads >= p.num_kv_heads && p.num_heads % p.num_kv_heads == 0 && p.head_dim >= 1 &&
-      p.head_dim <= kMaxHeadDim && p.head_dim % vec_elems == 0 &&
-      (!fp8 || p.head_dim % 16 == 0);  // the fp8 decode reads 16 codes a lane
+      p.head_dim <= kMaxHeadDim && p.head_dim % vec_elems == 0;
   if (!shapes_ok) return cudaErrorInvalidValue;
   if (p.num_seqs == 0) return cudaSuccess;
   if (p.q == nullptr || p.key_cache == nullptr || p.value_cache == nullptr ||

@@ -16,10 +16,10 @@
 namespace minivllm {
 namespace {
 
-// Decode steps are readied at start-up for contexts up to this many tokens (or max_model_len):
+// Steps are readied at start-up for contexts up to this many tokens (or max_model_len):
 // with small cache blocks, every block-table width up to a long max_model_len would be
 // hundreds of CUDA graphs; longer contexts capture theirs on first use.
-constexpr std::int64_t kPreparedDecodeContext = 4096;
+constexpr std::int64_t kPreparedContext = 4096;
 
 // cache.num_blocks, or when 0 on a GPU what fits in the device memory left after the weights.
 std::int64_t cache_blocks(const Config& config, const LoadedModel& model) {
@@ -50,17 +50,22 @@ class LoadedModelRunner final : public ModelRunner {
                 allocate_kv_cache(*ops_, model_.model->kv_cache_spec(), num_blocks_,
                                   config.cache.block_size, kv_cache_dtype(config)),
                 static_cast<int>(model_.config.vocab_size), make_device_sampler(*ops_)) {
-    const std::int64_t context = std::min(resolve_max_model_len(config, model_.config), kPreparedDecodeContext);
+    const std::int64_t context = std::min(resolve_max_model_len(config, model_.config), kPreparedContext);
     const std::int64_t block_size = config.cache.block_size;
     const auto started = std::chrono::steady_clock::now();
-    runner_.prepare_decode(config.scheduler.max_num_seqs,
-                           static_cast<std::int32_t>((context + block_size - 1) / block_size));
+    runner_.prepare({static_cast<std::int32_t>(config.scheduler.max_num_seqs),
+                     static_cast<std::int32_t>(config.scheduler.max_num_batched_tokens),
+                     static_cast<std::int32_t>((context + block_size - 1) / block_size),
+                     static_cast<std::int32_t>(block_size)});
     if (config.runtime.backend == Backend::cuda)
       log_line(LogLevel::info,
-               log_format("decode steps of up to %lld sequences and %lld tokens of context "
-                          "prepared in %.2f s (CUDA graphs %s)",
+               log_format("decode steps of up to %lld sequences and %lld tokens of context, and "
+                          "prefill steps of up to %lld tokens, prepared in %.2f s (CUDA graphs %s)",
                           static_cast<long long>(config.scheduler.max_num_seqs),
                           static_cast<long long>(context),
+                          static_cast<long long>(std::min(
+                              config.runtime.cuda_graph_max_prefill_tokens,
+                              config.scheduler.max_num_batched_tokens)),
                           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
                           config.runtime.cuda_graphs ? "captured" : "off"));
   }

@@ -29,11 +29,15 @@ void check_cuda_device(int device) {
 }
 
 std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype, int device, bool cuda_graphs,
+                                   std::int32_t max_prefill_graph_tokens,
                                    const TensorParallelGroup* group, int rank) {
   check_cuda_device(device);
-  if (group == nullptr) return std::make_unique<CudaOps>(compute_dtype, device, cuda_graphs);
+  if (group == nullptr)
+    return std::make_unique<CudaOps>(compute_dtype, device, cuda_graphs, nullptr,
+                                     max_prefill_graph_tokens);
   const NcclRank nccl{group->nccl_id, rank, group->ranks};
-  return std::make_unique<CudaOps>(compute_dtype, device, cuda_graphs, &nccl);
+  return std::make_unique<CudaOps>(compute_dtype, device, cuda_graphs, &nccl,
+                                   max_prefill_graph_tokens);
 }
 
 NcclUniqueId make_nccl_id() { return NcclCommunicator::unique_id(); }

@@ -12,7 +12,9 @@ namespace {
 
 }  // namespace
 
-std::unique_ptr<Ops> make_cuda_ops(DType, int, bool, const TensorParallelGroup*, int) { no_cuda(); }
+std::unique_ptr<Ops> make_cuda_ops(DType, int, bool, std::int32_t, const TensorParallelGroup*, int) {
+  no_cuda();
+}
 NcclUniqueId make_nccl_id() { no_cuda(); }
 void check_cuda_device(int) { no_cuda(); }
 std::int64_t free_cuda_memory() { no_cuda(); }

@@ -121,8 +121,10 @@ bool CudaOps::device_available() {
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
-CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs, const NcclRank* nccl)
-    : dtype_(compute_dtype), device_(device), cuda_graphs_(cuda_graphs) {
+CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs, const NcclRank* nccl,
+                 std::int32_t prefill_graph_tokens)
+    : dtype_(compute_dtype), device_(device), cuda_graphs_(cuda_graphs),
+      prefill_graph_tokens_(prefill_graph_tokens) {
   REQUIRE(dtype_ == DType::bf16 || dtype_ == DType::f32, "CudaOps",
           "compute dtype must be BF16 or F32, is " + std::string(dtype_name(dtype_)));
   int count = 0;
@@ -173,7 +175,8 @@ Tensor CudaOps::zeros(const Shape& shape, DType dtype) {
 }
 
 std::unique_ptr<StepRunner> CudaOps::make_step_runner(StepForward forward) {
-  return std::make_unique<cuda::CudaStepRunner>(*this, std::move(forward), cuda_graphs_);
+  return std::make_unique<cuda::CudaStepRunner>(*this, std::move(forward), cuda_graphs_,
+                                                prefill_graph_tokens_);
 }
 
 CudaOps::StepScope::StepScope(CudaOps& ops, Step& step, cuda::DeviceAllocator& allocator)
@@ -457,7 +460,7 @@ Tensor CudaOps::paged_attention(const Tensor& q, const Tensor& key_cache,
   p.seq_order = step != nullptr ? step->decode_order : nullptr;  // over the whole batch
   p.total_context = step != nullptr ? step->context_total : nullptr;
   p.num_seqs = batch.num_seqs();
-  p.max_query_len = shape.max_query_len;
+  p.max_query_len = std::max(shape.max_query_len, step != nullptr ? step_->max_query_len : 0);
   p.max_blocks_per_seq = batch.max_blocks_per_seq;
   p.num_blocks = key_cache.dim(0);
   p.block_size = key_cache.dim(1);

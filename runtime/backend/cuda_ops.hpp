@@ -14,8 +14,8 @@
 //   model's forward called directly) uploads what it needs itself.
 // - paged_attention runs the batch's leading one-token sequences (the scheduler puts decodes
 //   first) through the decode kernel and the rest through the prefill kernel.
-// - With cuda_graphs, pure-decode steps of up to 256 sequences replay CUDA graphs captured per
-//   batch-size bucket (decode_graphs.hpp).
+// - With cuda_graphs, pure-decode steps of up to 256 sequences and prefill steps of up to
+//   prefill_graph_tokens tokens replay CUDA graphs captured per bucket (step_graphs.hpp).
 // - to_host synchronizes the stream; every other op only queues work. The calling thread must
 //   be the one CudaOps was created on or have the same device current.
 #include <cstdint>
@@ -30,23 +30,25 @@
 #include "backend/batch_upload.hpp"
 #include "backend/device_pool.hpp"
 #include "backend/nccl_communicator.hpp"
+#include "backend/step_shapes.hpp"
 #include "kernels/cuda/tile_gemm.cuh"
 
 namespace minivllm {
 
 namespace cuda {
 class CudaStepRunner;
-class DecodeGraphs;
+class StepGraphs;
 }  // namespace cuda
 
 class CudaOps final : public Ops {
  public:
   // compute_dtype: bf16 or f32; device: a CUDA device index. cuda_graphs: step runners replay
-  // pure-decode steps as CUDA graphs. nccl: this rank of a tensor-parallel group, whose
-  // collectives go through NCCL (joined here: blocks until every rank joins); null, a group of
-  // one without NCCL. Throws minivllm::Error on a bad dtype or device, or NCCL's errors.
+  // pure-decode steps, and prefill steps of up to prefill_graph_tokens tokens (0: none), as CUDA
+  // graphs. nccl: this rank of a tensor-parallel group, whose collectives go through NCCL
+  // (joined here: blocks until every rank joins); null, a group of one without NCCL. Throws
+  // minivllm::Error on a bad dtype or device, or NCCL's errors.
   CudaOps(DType compute_dtype, int device = 0, bool cuda_graphs = false,
-          const NcclRank* nccl = nullptr);
+          const NcclRank* nccl = nullptr, std::int32_t prefill_graph_tokens = kMaxPrefillGraphTokens);
   ~CudaOps() override;
   CudaOps(const CudaOps&) = delete;
   CudaOps& operator=(const CudaOps&) = delete;
@@ -98,7 +100,7 @@ class CudaOps final : public Ops {
 
  private:
   friend class cuda::CudaStepRunner;
-  friend class cuda::DecodeGraphs;
+  friend class cuda::StepGraphs;
 
   // What the ops of a step checked its batch against, so that a graph replay, which calls no op,
   // checks a new batch against the same (check_batch).
@@ -114,6 +116,9 @@ class CudaOps final : public Ops {
     bool capturing = false;  // into a CUDA graph: nothing may be copied from the host
     BatchBounds checked;
     bool fed = false;  // its token ids may name sampled_tokens()' rows
+    // A captured step's bound on its sequences' new tokens, which the prefill attention launches
+    // for when above the batch's own longest (step_graphs.hpp); 0: none.
+    std::int64_t max_query_len = 0;
     // RoPE's angles of its tokens for the model's inv_freq, from its first attention_inputs
     // (every call of a step has its batch's tokens: check_attention_inputs).
     const void* rotary_inv_freq = nullptr;
@@ -154,6 +159,7 @@ class CudaOps final : public Ops {
   DType dtype_;
   int device_;
   bool cuda_graphs_;
+  std::int32_t prefill_graph_tokens_;
   std::shared_ptr<cuda::DevicePool> pool_;
   cuda::DeviceAllocator* allocator_;  // the pool, or a graph arena during a capture
   Step* step_ = nullptr;

@@ -1,23 +1,28 @@
 #include "backend/cuda_step_runner.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 namespace minivllm::cuda {
 
-CudaStepRunner::CudaStepRunner(CudaOps& ops, StepForward forward, bool cuda_graphs)
+CudaStepRunner::CudaStepRunner(CudaOps& ops, StepForward forward, bool cuda_graphs,
+                               std::int32_t max_prefill_graph_tokens)
     : ops_(ops), forward_(std::move(forward)), uploader_(ops.stream()),
-      graphs_(cuda_graphs ? std::make_unique<DecodeGraphs>(ops, uploader_) : nullptr) {}
+      graphs_(cuda_graphs
+                  ? std::make_unique<StepGraphs>(ops, uploader_, max_prefill_graph_tokens)
+                  : nullptr) {}
 
-void CudaStepRunner::prepare_decode(std::int32_t max_seqs, std::int32_t max_blocks_per_seq) {
-  if (graphs_ != nullptr) graphs_->prepare(max_seqs, max_blocks_per_seq, forward_);
+void CudaStepRunner::prepare(const StepLimits& limits) {
+  if (graphs_ != nullptr) graphs_->prepare(limits, forward_);
 }
 
 Tensor CudaStepRunner::run(const Batch& batch) {
   const bool fed = std::any_of(batch.token_ids.begin(), batch.token_ids.end(),
                                [](std::int32_t id) { return id < 0; });
-  if (graphs_ != nullptr && DecodeGraphs::bucket_of(batch) > 0)
-    return graphs_->run(batch, forward_, fed);
+  if (graphs_ != nullptr)
+    if (const std::optional<StepShape> shape = graphs_->shape_of(batch))
+      return graphs_->run(batch, *shape, forward_, fed);
   const BatchLayout layout = BatchLayout::of(batch);
   if (inputs_bytes_ < layout.bytes) {
     // The previous buffer goes back to the pool in stream order, after the steps that read it.

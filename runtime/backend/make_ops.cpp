@@ -26,7 +26,9 @@ TensorParallelGroup make_tensor_parallel_group(const Config& config) {
 std::unique_ptr<Ops> make_ops(const Config& config, int device, const TensorParallelGroup* group,
                               int rank) {
   if (config.runtime.backend == Backend::cuda)
-    return make_cuda_ops(config.model.dtype, device, config.runtime.cuda_graphs, group, rank);
+    return make_cuda_ops(config.model.dtype, device, config.runtime.cuda_graphs,
+                         static_cast<std::int32_t>(config.runtime.cuda_graph_max_prefill_tokens),
+                         group, rank);
   if (device != 0)
     throw Error("device " + std::to_string(device) + ": the cpu backend has only device 0");
   if (group != nullptr) return std::make_unique<CpuOps>(group->cpu, rank);

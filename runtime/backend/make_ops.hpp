@@ -38,9 +38,11 @@ void check_kv_cache_dtype(const Config& config, const KvCacheSpec& spec);
 // memory (call on the ops' thread), or the host's MemAvailable (/proc/meminfo) on the CPU.
 std::int64_t free_backend_memory(const Config& config);
 
-// The CUDA half (cuda_factory*.cpp). make_cuda_ops: a CudaOps on CUDA device `device`, with
+// The CUDA half (cuda_factory*.cpp). make_cuda_ops: a CudaOps on CUDA device `device` replaying
+// steps as CUDA graphs when cuda_graphs (prefill steps of up to max_prefill_graph_tokens), with
 // `group` rank `rank` of its NCCL communicator. make_nccl_id: a new ncclUniqueId.
 std::unique_ptr<Ops> make_cuda_ops(DType compute_dtype, int device, bool cuda_graphs,
+                                   std::int32_t max_prefill_graph_tokens,
                                    const TensorParallelGroup* group, int rank);
 NcclUniqueId make_nccl_id();
 // Throws minivllm::Error naming parallel.devices when CUDA device `device` is not there (or no

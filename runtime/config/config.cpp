@@ -192,6 +192,9 @@ const std::vector<Key>& schema() {
                             {"info", LogLevel::info},
                             {"debug", LogLevel::debug}}),
       bool_key("runtime", "cuda_graphs", [](Config& c) -> bool& { return c.runtime.cuda_graphs; }),
+      integer_key("runtime", "cuda_graph_max_prefill_tokens",
+                  [](Config& c) -> std::int64_t& { return c.runtime.cuda_graph_max_prefill_tokens; },
+                  0, 512),
       integer_key("runtime", "step_timeout_s",
                   [](Config& c) -> std::int64_t& { return c.runtime.step_timeout_s; }, 1, 86400),
       integer_key("cache", "block_size",
@@ -574,6 +577,8 @@ std::string to_toml(const Config& c) {
                               {"plugin_dirs", plugin_dirs},
                               {"log_level", std::string(log_level_name(c.runtime.log_level))},
                               {"cuda_graphs", c.runtime.cuda_graphs},
+                              {"cuda_graph_max_prefill_tokens",
+                               c.runtime.cuda_graph_max_prefill_tokens},
                               {"step_timeout_s", c.runtime.step_timeout_s}}},
       {"cache", toml::table{{"block_size", c.cache.block_size},
                             {"kv_cache_dtype", c.cache.kv_cache_dtype == KvCacheDtype::fp8_e4m3

@@ -38,10 +38,8 @@ class BackendModelRunner final : public ModelRunner {
   void queue_step(const Batch& batch, std::span<const SamplerRow> rows, bool fed) override;
   bool step_ready() override { return sampler_->ready(); }
   std::vector<SampledToken> collect_step() override { return sampler_->collect(); }
-  // StepRunner::prepare_decode of the backend's step runner.
-  void prepare_decode(std::int32_t max_seqs, std::int32_t max_blocks_per_seq) {
-    steps_->prepare_decode(max_seqs, max_blocks_per_seq);
-  }
+  // StepRunner::prepare of the backend's step runner.
+  void prepare(const StepLimits& limits) { steps_->prepare(limits); }
 
  private:
   // The step's logits, checked, on the backend.

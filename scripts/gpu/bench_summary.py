@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One line for a bench JSON (throughput, latency or serve): LABEL: tok/s[, TPOT and TTFT p50]
+"""One line for a bench JSON (throughput, latency or serve): LABEL: tok/s[, TPOT p50][, TTFT p50]
 [, decode steps and the worker's mean time per decode step (throughput)].
 
 Used by the scripts/gpu/run_*.sh scripts:  bench_summary.py LABEL JSON
@@ -12,7 +12,8 @@ d = json.load(open(path))
 if d["bench"] == "latency":
     d = d["levels"][0]
 tpot, ttft = d.get("tpot_ms"), d.get("ttft_ms")
-extra = f", TPOT p50 {tpot['p50']:.4f} ms, TTFT p50 {ttft['p50']:.3f} ms" if tpot and ttft else ""
+extra = f", TPOT p50 {tpot['p50']:.4f} ms" if tpot else ""
+extra += f", TTFT p50 {ttft['p50']:.3f} ms (mean {ttft['mean']:.3f})" if ttft else ""
 decode = [b for b in d.get("step_times", {}).get("buckets", []) if b["kind"] == "decode"]
 if decode:
     steps = sum(b["steps"] for b in decode)

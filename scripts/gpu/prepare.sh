@@ -1,7 +1,8 @@
 # Sourced by the scripts/gpu/run_*.sh scripts on the GPU machine after scripts/gpu/bundle.sh
 # packaged .gpu/: goes to the repository root, unpacks the tokenizers, makes the tiny demo models
-# the way scripts/setup.sh does, and exports what the tests read. Sets `out` ($OUT, where a device call's
-# results go, made here) and `runs` (a scratch folder for the runs' files).
+# the way scripts/setup.sh does, exports what the tests read, and writes the device and the commit
+# to $out/device.txt. Sets `out` ($OUT, where a device call's results go, made here) and `runs` (a
+# scratch folder for the runs' files).
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out=${OUT:-/tmp/gpu-out}
 mkdir -p "$out"
@@ -22,3 +23,7 @@ export MINIVLLM_TEST_DATA="$PWD/tests/data" MINIVLLM_DATA="$PWD/data"
 export MINIVLLM_COMMIT=$(cat .gpu/commit 2>/dev/null)
 export MINIVLLM_BIN="$PWD/.gpu/bundle/bin/minivllm" MINIVLLM_PLUGIN_DIR="$PWD/.gpu/bundle/bin"
 export MINIVLLM_FAULT_PLUGIN_DIR="$MINIVLLM_PLUGIN_DIR"
+# The device and the commit: the first lines of every call's record.
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv \
+  | tee "$out/device.txt"
+echo "commit $MINIVLLM_COMMIT, $(date -u +%F)" | tee -a "$out/device.txt"

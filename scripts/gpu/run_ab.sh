@@ -9,7 +9,6 @@ rounds=${1:-2}
 source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 make_model qwen3-0.6b qwen3
 mkdir -p .gpu/baseline && tar -C .gpu/baseline -xJf .gpu/baseline-bin.tar.xz
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"
 echo "A = baseline $(cat .gpu/baseline-commit), B = $(cat .gpu/commit)" | tee "$out/ab-summary.txt"
 # run LABEL BIN PLUGIN_DIR KIND: one bench of KIND (throughput | latency) with that launcher.
 run() {

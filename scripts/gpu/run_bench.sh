@@ -7,11 +7,10 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 make_model qwen3-0.6b qwen3
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"
 config=(--config configs/qwen3-0.6b-h200.toml --set "runtime.plugin_dirs=[\"$MINIVLLM_PLUGIN_DIR\"]"
         --set model.path=data/models/qwen3-0.6b "$@")
 {
-  for b in gpu_decode_steps gpu_step_breakdown; do
+  for b in gpu_step_modes gpu_step_breakdown; do
     echo "== $b"
     ".gpu/bundle/bin/$b" data/models/qwen3-0.6b "$MINIVLLM_PLUGIN_DIR"
   done

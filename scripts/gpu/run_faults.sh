@@ -9,7 +9,6 @@
 # $OUT gets faults.log and serve-faults.log.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
-nvidia-smi --query-gpu=name,driver_version --format=csv | tee "$out/device.txt"
 status=0
 
 .gpu/bundle/bin/test_cuda_step_faults 2>&1 | tee "$out/faults.log"

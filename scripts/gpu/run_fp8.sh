@@ -11,8 +11,6 @@ rounds=${1:-2}
 source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 make_model qwen3-0.6b qwen3
 bin=.gpu/bundle/bin
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"
-echo "commit $(cat .gpu/commit), $(date -u +%F)" | tee "$out/summary.txt"
 {
   for t in test_cuda_attention_inputs test_cuda_paged_attention test_cuda_prefill_attention \
            test_cuda_golden test_cuda_engine; do

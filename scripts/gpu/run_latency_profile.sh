@@ -4,7 +4,7 @@
 #   kernels.txt / kernels.json  every kernel of a 128-token prefill and of a c=1 decode step,
 #                               timed by Nsight Compute one at a time (eager, no graphs), with its
 #                               DRAM bytes (scripts/gpu/kernel_profile.py);
-#   steps.log                   gpu_decode_steps (graph step wall time by batch size) and
+#   steps.log                   gpu_step_modes (graph step wall time by batch size) and
 #                               gpu_step_breakdown (per-op event times, eager), context 1,024;
 #   summary.txt                 bench latency at c=1 and c=8, TTFT of a lone 1,024-token prompt.
 #   scripts/gpu/run_latency_profile.sh
@@ -12,11 +12,9 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 make_model qwen3-0.6b qwen3
 bin=.gpu/bundle/bin
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"
-echo "commit $(cat .gpu/commit), $(date -u +%F)" | tee "$out/summary.txt"
 config=(--config configs/qwen3-0.6b-h200.toml --set "runtime.plugin_dirs=[\"$PWD/$bin\"]"
         --set model.path=data/models/qwen3-0.6b)
-for b in gpu_decode_steps gpu_step_breakdown; do
+for b in gpu_step_modes gpu_step_breakdown; do
   echo "== $b"
   "$bin/$b" data/models/qwen3-0.6b "$PWD/$bin"
 done > "$out/steps.log" 2>&1

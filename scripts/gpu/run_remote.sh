@@ -10,7 +10,6 @@ set -uo pipefail
 rounds=${1:-2}
 source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 make_model qwen3-0.6b qwen3
-nvidia-smi --query-gpu=name,driver_version --format=csv | tee "$out/device.txt"
 head -c 32 /dev/urandom | base64 > "$runs/token"
 config=(--config configs/qwen3-0.6b-h200.toml --set "runtime.plugin_dirs=[\"$MINIVLLM_PLUGIN_DIR\"]"
         --set model.path=data/models/qwen3-0.6b --set 'runtime.log_level="warn"')

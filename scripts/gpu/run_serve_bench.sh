@@ -12,7 +12,6 @@ set -uo pipefail
 rounds=${1:-3}
 source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 make_model qwen3-0.6b qwen3
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"
 config=(--config configs/qwen3-0.6b-h200.toml --set "runtime.plugin_dirs=[\"$MINIVLLM_PLUGIN_DIR\"]"
         --set model.path=data/models/qwen3-0.6b --set 'runtime.log_level="warn"')
 # The concurrency-1 workload: bench latency's shape, random ids (seeded), greedy.

@@ -5,7 +5,6 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 logs=$runs
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"
 
 passed=0 failed=0 skipped=0
 summary="$out/summary.txt"
@@ -25,7 +24,7 @@ for b in .gpu/bundle/bin/gpu_*; do
   [ -x "$b" ] || continue
   name=$(basename "$b")
   # The whole-model benchmarks need the 0.6B checkpoint: scripts/gpu/run_bench.sh runs them.
-  case $name in gpu_step_breakdown|gpu_decode_steps) continue ;; esac
+  case $name in gpu_step_breakdown|gpu_step_modes) continue ;; esac
   echo "== $name" | tee -a "$summary"
   "$b" 2>&1 | tee "$logs/$name.log" | tail -20 | tee -a "$summary"
 done

@@ -30,6 +30,7 @@ void expect_same(const Config& a, const Config& b) {
   FUZZ_CHECK(a.runtime.plugin_dirs == b.runtime.plugin_dirs);
   FUZZ_CHECK(a.runtime.log_level == b.runtime.log_level);
   FUZZ_CHECK(a.runtime.cuda_graphs == b.runtime.cuda_graphs);
+  FUZZ_CHECK(a.runtime.cuda_graph_max_prefill_tokens == b.runtime.cuda_graph_max_prefill_tokens);
   FUZZ_CHECK(a.runtime.step_timeout_s == b.runtime.step_timeout_s);
   FUZZ_CHECK(a.cache.block_size == b.cache.block_size);
   FUZZ_CHECK(a.cache.kv_cache_dtype == b.cache.kv_cache_dtype);

@@ -28,7 +28,8 @@ struct RuntimeOptions {
   Backend backend = Backend::cpu;
   std::vector<std::filesystem::path> plugin_dirs;
   LogLevel log_level = LogLevel::info;
-  bool cuda_graphs = true;  // replay pure-decode steps as CUDA graphs (cuda backend only)
+  bool cuda_graphs = true;  // replay pure-decode and small prefill steps as CUDA graphs (cuda)
+  std::int64_t cuda_graph_max_prefill_tokens = 512;  // the largest prefill step replayed; 0: none
   std::int64_t step_timeout_s = 120;  // a step not answered by then fails its requests
 };
 

@@ -6,6 +6,7 @@
 // come out f32 on every backend (gather_rows returns f32 and linear keeps its input's dtype).
 // Shapes are checked; a mismatch throws minivllm::Error.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -23,16 +24,23 @@ using StepForward = std::function<Tensor(const Batch& batch)>;
 // Runs a StepForward step after step (Ops::make_step_runner): the runtime's way into a step, so
 // that a backend can treat the step as a unit (stage the batch once for all its ops, replay a
 // captured step) while the model only ever sees Ops.
+// The most a runner's steps hold (StepRunner::prepare).
+struct StepLimits {
+  std::int32_t max_seqs = 0;            // sequences in a step
+  std::int32_t max_tokens = 0;          // new tokens in a step
+  std::int32_t max_blocks_per_seq = 0;  // block-table entries of a sequence worth readying
+  std::int32_t block_size = 0;          // tokens per KV-cache block
+};
+
 class StepRunner {
  public:
   virtual ~StepRunner() = default;
   // The forward's logits for `batch`, valid until the next run. `batch` must not change while
   // the call runs.
   virtual Tensor run(const Batch& batch) = 0;
-  // Readies pure-decode steps of up to `max_seqs` sequences whose block tables have up to
-  // `max_blocks_per_seq` entries, so that none pays a first-use cost in the middle of serving
-  // (a CUDA runner captures its graphs). This default has nothing to ready.
-  virtual void prepare_decode(std::int32_t /*max_seqs*/, std::int32_t /*max_blocks_per_seq*/) {}
+  // Readies the steps `limits` allows, so that none pays a first-use cost in the middle of
+  // serving (a CUDA runner captures its graphs). This default has nothing to ready.
+  virtual void prepare(const StepLimits& /*limits*/) {}
 };
 
 class Ops {

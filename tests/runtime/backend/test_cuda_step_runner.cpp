@@ -1,33 +1,37 @@
 // CudaOps' step runner against the model's forward called directly, on tiny-qwen3: a script of
-// prefill, decode and mixed steps (40 sequences, decode batches padded to graph buckets, block
-// tables growing past powers of two) runs in four ways, each over its own KV cache:
+// prefill, decode and mixed steps (40 sequences, decode batches padded to graph buckets, prefill
+// steps of one and two sequences padded to token buckets, with and without a cached prefix and a
+// logits row, block tables growing past powers of two) runs in four ways, each over its own KV
+// cache:
 //   direct   model.forward per step: every op uploads its batch arrays itself;
 //   staged   the step runner without graphs: the batch uploaded once per step;
-//   graphs   the step runner with CUDA graphs: pure-decode steps replayed;
-//   padded   the step runner without graphs, given the graphs' padded batch on pure-decode steps.
+//   graphs   the step runner with CUDA graphs: pure-decode and small prefill steps replayed;
+//   padded   the step runner without graphs, given the graphs' padded batch on replayed steps.
 // staged must equal direct bitwise, and graphs must equal padded bitwise at every step (the same
-// kernels on the same shapes, so the same cache contents), in f32 and bf16. graphs against direct
-// differ only by the padding (GEMM row counts, the decode split plan, and the cache contents
-// that follow): the same argmax but for near ties, and in f32 logits within 1e-4 of the largest.
+// kernels on the same shapes, so the same cache contents; a replayed prefill launches attention
+// blocks for its bucket's longest query, whose extra blocks return at once), in f32 and bf16.
+// graphs against direct differ only by the padding (GEMM row counts, the decode split plan, and
+// the cache contents that follow): the same argmax but for near ties, and in f32 logits within
+// 1e-4 of the largest.
 // A third pass of the script must not take new device memory. Skips without a CUDA device.
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <span>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "backend/cuda_ops.hpp"
 #include "backend/cuda_step_runner.hpp"
-#include "backend/decode_graphs.hpp"
+#include "backend/step_graphs.hpp"
+#include "backend/step_shapes.hpp"
 #include "model/batch_builder.hpp"
 #include "model/kv_cache_alloc.hpp"
 #include "model/load_model.hpp"
@@ -41,8 +45,13 @@ constexpr std::int32_t kBlockSize = 16;
 constexpr std::int64_t kNumBlocks = 512;
 constexpr std::int32_t kNumSeqs = 40;
 
-// One step: which sequences take how many new tokens, in batch order.
-using Step = std::vector<std::pair<std::int32_t, std::int32_t>>;
+// One step: which sequences take how many new tokens, in batch order, and their logits rows.
+struct Chunk {
+  std::int32_t seq = 0;
+  std::int32_t tokens = 0;
+  LogitsFor logits = LogitsFor::last;
+};
+using Step = std::vector<Chunk>;
 
 std::vector<Step> script() {
   std::vector<Step> steps;
@@ -60,6 +69,11 @@ std::vector<Step> script() {
   mixed.emplace_back(5, 40);
   steps.push_back(mixed);
   decode(0, 6, 2);
+  steps.push_back({{5, 24}});            // a prefill of one sequence after a prefix: bucket 32
+  steps.push_back({{6, 9}, {7, 64}});    // two prompts, 73 tokens: bucket 128
+  steps.push_back({{8, 64}});            // exactly a bucket: a pad sequence of no tokens
+  steps.push_back({{9, 30, LogitsFor::none}});  // a chunk that does not end its prompt
+  steps.push_back({{10, 5, LogitsFor::all}});   // prompt logprobs: more rows than sequences
   Step prompts;  // many short prompts; sequence 3's decode after them, not leading
   for (std::int32_t i = 6; i < kNumSeqs; ++i) prompts.emplace_back(i, 1 + i % 13);
   prompts.emplace_back(3, 1);
@@ -81,7 +95,7 @@ std::vector<Batch> script_batches(std::int64_t vocab) {
   std::vector<Batch> batches;
   for (const Step& step : script()) {
     BatchBuilder builder(kBlockSize);
-    for (auto [seq, count] : step) {
+    for (const auto& [seq, count, logits] : step) {
       const auto needed = static_cast<std::size_t>((cached[seq] + count + kBlockSize - 1) / kBlockSize);
       if (needed > tables[seq].size()) {
         const auto more = blocks.take(static_cast<std::int64_t>(needed - tables[seq].size()));
@@ -89,7 +103,7 @@ std::vector<Batch> script_batches(std::int64_t vocab) {
       }
       std::vector<std::int32_t> tokens(static_cast<std::size_t>(count));
       for (auto& t : tokens) t = token(rng);
-      builder.add(tokens, cached[seq], tables[seq], LogitsFor::last);
+      builder.add(tokens, cached[seq], tables[seq], logits);
       cached[seq] += count;
     }
     batches.push_back(builder.build());
@@ -139,7 +153,7 @@ TEST_P(CudaStepRunnerTest, StagedAndGraphStepsEqualTheDirectForward) {
   auto graph_runner = runner(*graphed, true);
   auto padded_runner = runner(*padded, false);
 
-  std::size_t graph_steps = 0, bitwise_equal = 0, second_pass_allocations = 0;
+  std::size_t graph_steps = 0, prefill_steps = 0, bitwise_equal = 0, second_pass_allocations = 0;
   double worst = 0;
   // Pass 1 meets every size; pass 2 may still take a block or two, for a size class whose
   // blocks pass 1 gave away for good after its busiest step (a graph's inputs); pass 3 takes none.
@@ -156,13 +170,13 @@ TEST_P(CudaStepRunnerTest, StagedAndGraphStepsEqualTheDirectForward) {
 
       // graphs and padded share their history: the same keys and values in their caches.
       const std::vector<float> graph = host(graph_runner->run(batch));
-      const std::int32_t bucket = cuda::DecodeGraphs::bucket_of(batch);
+      const std::optional<StepShape> shape = graph_runner->graphs()->shape_of(batch);
       std::vector<float> eager;
-      if (bucket > 0) {
+      if (shape) {
         graph_steps += pass == 0;
+        prefill_steps += pass == 0 && shape->max_query_len > 1;
         Batch pad;
-        const auto width = std::bit_ceil(static_cast<std::uint32_t>(batch.max_blocks_per_seq));
-        cuda::DecodeGraphs::pad(batch, bucket, static_cast<std::int32_t>(width), pad);
+        pad_step(batch, *shape, pad);
         eager = host(padded_runner->run(pad));
         eager.resize(n * vocab);  // the pad rows come last
       } else {
@@ -201,40 +215,53 @@ TEST_P(CudaStepRunnerTest, StagedAndGraphStepsEqualTheDirectForward) {
   if (f32) {
     EXPECT_LE(worst, 1e-4);
   }
-  const cuda::DecodeGraphs& graphs = *graph_runner->graphs();
+  const cuda::StepGraphs& graphs = *graph_runner->graphs();
   EXPECT_EQ(graphs.replays(), 3 * graph_steps);
+  EXPECT_EQ(prefill_steps, 4u);  // the script's prefills of one or two sequences
   std::cout << "[ step runner ] " << dtype_name(GetParam()) << ": " << batches.size()
-            << " steps, " << graph_steps << " replayed from " << graphs.num_graphs()
+            << " steps, " << graph_steps << " replayed (" << prefill_steps << " prefills) from "
+            << graphs.num_graphs()
             << " graphs (arena " << graphs.arena_bytes() / (1 << 20) << " MiB); graphs mode "
             << "bitwise equal to the direct forward in " << bitwise_equal << "/" << batches.size()
             << " steps, worst |diff| / max |logit| " << worst << "; "
             << second_pass_allocations << " cudaMalloc in pass 2, none after\n";
 }
 
-TEST_P(CudaStepRunnerTest, PreparedGraphsServeDecodeStepsAsCapturedOnes) {
-  // Buckets 1, 2, 4, 8, 16, 24 at widths 1, 2, 4.
-  constexpr std::int32_t kMaxSeqs = 20, kMaxBlocks = 3;
-  constexpr std::size_t kPrepared = 6 * 3;
+TEST_P(CudaStepRunnerTest, PreparedGraphsServeStepsAsCapturedOnes) {
+  // Decode buckets 1, 2, 4, 8, 16, 24 at widths 1, 2, 4; prefill buckets of one sequence up to
+  // the 65 tokens width 4 holds (4, 8, 16, 32, 64), at width 4.
+  constexpr StepLimits kLimits{20, 512, 3, kBlockSize};
+  std::set<StepShape> prepared;
+  for (std::int32_t seqs : {1, 2, 4, 8, 16, 24})
+    for (std::int32_t width : {1, 2, 4}) prepared.insert({seqs, seqs, seqs, width, 1});
+  for (std::int32_t tokens : {4, 8, 16, 32, 64}) prepared.insert(prefill_shape(tokens, 4));
   const std::vector<Batch> batches = script_batches(loaded_.config.vocab_size);
-  auto prepared = mode(), lazy = mode();
-  auto prepared_runner = runner(*prepared, true);
-  auto lazy_runner = runner(*lazy, true);
-  prepared_runner->prepare_decode(kMaxSeqs, kMaxBlocks);
-  EXPECT_EQ(prepared_runner->graphs()->num_graphs(), kPrepared);
-  EXPECT_EQ(prepared_runner->graphs()->replays(), 0u);
+  auto prepared_mode = mode(), lazy_mode = mode();
+  auto prepared_runner = runner(*prepared_mode, true);
+  auto lazy_runner = runner(*lazy_mode, true);
+  prepared_runner->prepare(kLimits);
+  const cuda::StepGraphs& graphs = *prepared_runner->graphs();
+  EXPECT_EQ(graphs.num_graphs(), prepared.size());
+  for (const StepShape& shape : prepared)
+    EXPECT_TRUE(graphs.captured(shape)) << shape.seqs << " sequences, " << shape.tokens
+                                        << " tokens, width " << shape.width;
+  EXPECT_EQ(graphs.replays(), 0u);
 
-  std::set<std::pair<std::int32_t, std::uint32_t>> unprepared;  // (bucket, width) met
+  std::set<StepShape> unprepared;
+  std::size_t prepared_prefills = 0;
   for (std::size_t i = 0; i < batches.size(); ++i) {
     const Batch& batch = batches[i];
-    const std::int32_t bucket = cuda::DecodeGraphs::bucket_of(batch);
-    const auto width = std::bit_ceil(static_cast<std::uint32_t>(batch.max_blocks_per_seq));
-    if (bucket > 0 && (bucket > 24 || width > 4)) unprepared.insert({bucket, width});
+    if (const std::optional<StepShape> shape = graphs.shape_of(batch)) {
+      if (!prepared.contains(*shape)) unprepared.insert(*shape);
+      prepared_prefills += prepared.contains(*shape) && shape->max_query_len > 1;
+    }
     // Both caches see the same steps, so a prepared graph must give a captured one's logits.
     ASSERT_EQ(first_difference(host(prepared_runner->run(batch)), host(lazy_runner->run(batch))),
               -1)
         << "step " << i;
   }
-  EXPECT_EQ(prepared_runner->graphs()->num_graphs(), kPrepared + unprepared.size());
+  EXPECT_EQ(prepared_prefills, 2u);  // the 24 tokens after a prefix, and the 64 tokens
+  EXPECT_EQ(graphs.num_graphs(), prepared.size() + unprepared.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaStepRunnerTest, ::testing::Values(DType::f32, DType::bf16),

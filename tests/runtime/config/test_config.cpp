@@ -51,6 +51,7 @@ max_model_len = 2048
 backend = "cuda"
 plugin_dirs = ["plugins", "/opt/mv"]
 log_level = "debug"
+cuda_graph_max_prefill_tokens = 128
 step_timeout_s = 7
 [cache]
 block_size = 32
@@ -84,6 +85,7 @@ max_stop_bytes = 8
   EXPECT_EQ(c.runtime.plugin_dirs[0], dir_ / "plugins");
   EXPECT_EQ(c.runtime.plugin_dirs[1], fs::path("/opt/mv"));
   EXPECT_EQ(c.runtime.log_level, LogLevel::debug);
+  EXPECT_EQ(c.runtime.cuda_graph_max_prefill_tokens, 128);
   EXPECT_EQ(c.runtime.step_timeout_s, 7);
   EXPECT_EQ(c.cache.block_size, 32);
   EXPECT_EQ(c.cache.num_blocks, 100);
@@ -111,6 +113,7 @@ TEST_F(ConfigTest, DefaultsForAbsentKeys) {
   EXPECT_EQ(c.model.max_model_len, 0);
   EXPECT_EQ(c.runtime.backend, Backend::cpu);
   EXPECT_TRUE(c.runtime.plugin_dirs.empty());
+  EXPECT_EQ(c.runtime.cuda_graph_max_prefill_tokens, 512);
   EXPECT_EQ(c.runtime.step_timeout_s, 120);
   EXPECT_EQ(c.cache.block_size, 16);
   EXPECT_EQ(c.cache.num_blocks, 0);
@@ -266,7 +269,7 @@ TEST_F(ConfigTest, OutOfRangeValuesAreErrors) {
       {"model", "dtype = \"float16\""},     {"runtime", "backend = \"tpu\""},
       {"runtime", "log_level = \"trace\""}, {"runtime", "plugin_dirs = \"p\""},
       {"parallel", "tensor_parallel_size = 0"}, {"cache", "enable_prefix_caching = 1"},
-      {"model", "max_model_len = 1.5"},
+      {"model", "max_model_len = 1.5"},     {"runtime", "cuda_graph_max_prefill_tokens = 513"},
   };
   for (const Case& c : bad) {
     std::string text = c.section == "model"

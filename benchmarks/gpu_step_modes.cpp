@@ -1,11 +1,14 @@
-// What a decode step costs in each of CudaOps' ways of running it, bf16, at several batch sizes:
+// What a step costs in each of CudaOps' ways of running it, bf16: decode steps at several batch
+// sizes (at CONTEXT_LEN), and prompts of one sequence (the TTFT targets' 128 and 1,024 tokens,
+// and the largest replayed, 512):
 //   direct  model.forward(): every op uploads the batch arrays it needs (pageable copies);
 //   staged  the step runner without graphs: the batch uploaded once per step (one pinned copy);
-//   graphs  the step runner with CUDA graphs: the step replayed from its bucket's graph.
+//   graphs  the step runner with CUDA graphs: the step replayed from its shape's graph (1,024
+//           tokens is past the largest prefill replayed, so it runs as staged does).
 // Per step: wall time from the call to the end of its GPU work (the logits stay on the device)
 // and the host time the call takes to return, medians. Prints a table and one JSON line. Not run
 // by the tests.
-//   gpu_decode_steps MODEL_DIR PLUGIN_DIR [CONTEXT_LEN=1024]
+//   gpu_step_modes MODEL_DIR PLUGIN_DIR [CONTEXT_LEN=1024]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -31,6 +34,7 @@ using bench::kBlockSize;
 using bench::kWarmup;
 constexpr int kSteps = 20;
 constexpr std::int32_t kBatchSizes[] = {1, 8, 32, 64, 128, 256};
+constexpr std::int32_t kPromptLens[] = {128, 512, 1024};
 
 struct Timing {
   double step_ms = 0;     // call to the end of its GPU work
@@ -57,7 +61,7 @@ Timing measure(CudaOps& cuda, Run&& run) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  const auto args = bench::model_bench_args(argc, argv, "gpu_decode_steps");
+  const auto args = bench::model_bench_args(argc, argv, "gpu_step_modes");
   if (const int* exit_code = std::get_if<int>(&args)) return *exit_code;
   const auto [model_dir, plugin_dir, context] = std::get<bench::ModelBenchArgs>(args);
   const auto plugins = PluginRegistry::load({plugin_dir});
@@ -65,27 +69,40 @@ int main(int argc, char** argv) try {
   auto loaded = load_model(plugins, model_dir, cuda);
   const std::int64_t vocab = loaded.config.vocab_size;
   const std::int32_t max_seqs = *std::max_element(std::begin(kBatchSizes), std::end(kBatchSizes));
+  const std::int32_t longest = *std::max_element(std::begin(kPromptLens), std::end(kPromptLens));
   auto kv = allocate_kv_cache(cuda, loaded.model->kv_cache_spec(),
-                              max_seqs * ((context + kBlockSize - 1) / kBlockSize), kBlockSize,
-                              DType::bf16);
+                              std::max(max_seqs * ((context + kBlockSize - 1) / kBlockSize),
+                                       (longest + kBlockSize - 1) / kBlockSize),
+                              kBlockSize, DType::bf16);
   Model& model = *loaded.model;
   const StepForward forward = [&](const Batch& b) { return model.forward(b, kv); };
   cuda::CudaStepRunner staged(cuda, forward, false), graphs(cuda, forward, true);
 
-  std::printf("decode steps, bf16, context %d, block size %d (ms, medians of %d)\n", context,
+  struct Case {
+    std::string name;
+    Batch batch;
+  };
+  std::vector<Case> cases;
+  for (const std::int32_t seqs : kBatchSizes)
+    cases.push_back({"decode " + std::to_string(seqs),
+                     bench::uniform_batch(seqs, context, 1, vocab, kBlockSize)});
+  for (const std::int32_t tokens : kPromptLens)
+    cases.push_back({"prompt " + std::to_string(tokens),
+                     bench::uniform_batch(1, tokens, tokens, vocab, kBlockSize)});
+
+  std::printf("steps, bf16, decode context %d, block size %d (ms, medians of %d)\n", context,
               kBlockSize, kSteps);
-  std::printf("%6s | %9s %9s | %9s %9s | %9s %9s\n", "batch", "direct", "queued", "staged",
+  std::printf("%12s | %9s %9s | %9s %9s | %9s %9s\n", "step", "direct", "queued", "staged",
               "queued", "graphs", "queued");
   std::string json = "{\"context_len\": " + std::to_string(context) + ", \"steps\": [";
-  for (const std::int32_t seqs : kBatchSizes) {
-    const Batch batch = bench::uniform_batch(seqs, context, 1, vocab, kBlockSize);
-    const Timing d = measure(cuda, [&] { forward(batch); });
-    const Timing s = measure(cuda, [&] { staged.run(batch); });
-    const Timing g = measure(cuda, [&] { graphs.run(batch); });
-    std::printf("%6d | %9.3f %9.3f | %9.3f %9.3f | %9.3f %9.3f\n", seqs, d.step_ms, d.enqueue_ms,
-                s.step_ms, s.enqueue_ms, g.step_ms, g.enqueue_ms);
-    json += std::string(seqs == kBatchSizes[0] ? "" : ", ") + "{\"batch\": " +
-            std::to_string(seqs) + ", \"direct_ms\": " + std::to_string(d.step_ms) +
+  for (const Case& c : cases) {
+    const Timing d = measure(cuda, [&] { forward(c.batch); });
+    const Timing s = measure(cuda, [&] { staged.run(c.batch); });
+    const Timing g = measure(cuda, [&] { graphs.run(c.batch); });
+    std::printf("%12s | %9.3f %9.3f | %9.3f %9.3f | %9.3f %9.3f\n", c.name.c_str(), d.step_ms,
+                d.enqueue_ms, s.step_ms, s.enqueue_ms, g.step_ms, g.enqueue_ms);
+    json += std::string(&c == &cases.front() ? "" : ", ") + "{\"step\": \"" + c.name +
+            "\", \"direct_ms\": " + std::to_string(d.step_ms) +
             ", \"staged_ms\": " + std::to_string(s.step_ms) + ", \"graphs_ms\": " +
             std::to_string(g.step_ms) + ", \"direct_queue_ms\": " + std::to_string(d.enqueue_ms) +
             ", \"staged_queue_ms\": " + std::to_string(s.enqueue_ms) +
@@ -96,6 +113,6 @@ int main(int argc, char** argv) try {
   std::printf("%s]}\n", json.c_str());
   return 0;
 } catch (const std::exception& e) {
-  std::fprintf(stderr, "gpu_decode_steps: %s\n", e.what());
+  std::fprintf(stderr, "gpu_step_modes: %s\n", e.what());
   return 1;
 }

@@ -3,8 +3,8 @@
 // and the largest replayed, 512):
 //   direct  model.forward(): every op uploads the batch arrays it needs (pageable copies);
 //   staged  the step runner without graphs: the batch uploaded once per step (one pinned copy);
-//   graphs  the step runner with CUDA graphs: the step replayed from its shape's graph (1,024
-//           tokens is past the largest prefill replayed, so it runs as staged does).
+//   graphs  the step runner with CUDA graphs: the step replayed from its shape's graph (prompts
+//           up to 2,048 tokens: the runner's default, above the engine's).
 // Per step: wall time from the call to the end of its GPU work (the logits stay on the device)
 // and the host time the call takes to return, medians. Prints a table and one JSON line. Not run
 // by the tests.

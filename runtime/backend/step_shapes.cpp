@@ -48,7 +48,8 @@ std::int32_t decode_bucket(std::int32_t seqs) {
 }
 
 std::int32_t prefill_bucket(std::int32_t tokens) {
-  return tokens <= 64 ? std::max(pow2_at_least(tokens), 4) : (tokens + 63) / 64 * 64;
+  if (tokens <= 64) return std::max(pow2_at_least(tokens), 4);
+  return tokens <= 512 ? (tokens + 63) / 64 * 64 : (tokens + 127) / 128 * 128;
 }
 
 std::optional<StepShape> step_shape_of(const Batch& batch, std::int32_t max_prefill_tokens,

@@ -10,9 +10,9 @@
 //   sequences (1, 2, 4, 8, then multiples of 8) by one-token pad sequences, each a logits row;
 // - prefill: 1-4 sequences whose first has two or more tokens (so the attention runs every one
 //   through its prefill kernel), up to `max_prefill_tokens` tokens and no more logits rows than
-//   sequences, padded to a bucket of tokens (powers of two from 4 to 64, then multiples of 64) by
-//   one pad sequence holding the rest, with no tokens when there is none; the bucket's token
-//   count stands for the longest query, which it bounds.
+//   sequences, padded to a bucket of tokens (powers of two from 4 to 64, multiples of 64 to 512,
+//   then of 128) by one pad sequence holding the rest, with no tokens when there is none; the
+//   bucket's token count stands for the longest query, which it bounds.
 // Pad sequences have one token each but the first, which takes whatever else the bucket holds.
 // One of m tokens has token id 0 at positions 0..m-1, no KV slot (-1), context m and block 0 in
 // every block-table entry: it writes nothing, reads block 0, and its rows are dropped. A padded
@@ -36,7 +36,7 @@ struct StepShape {
 };
 
 inline constexpr std::int32_t kMaxDecodeGraphSeqs = 256;
-inline constexpr std::int32_t kMaxPrefillGraphTokens = 512;
+inline constexpr std::int32_t kMaxPrefillGraphTokens = 2048;
 inline constexpr std::int32_t kMaxPrefillGraphSeqs = 4;
 
 // The decode bucket of `seqs` (1..kMaxDecodeGraphSeqs) sequences, and the prefill bucket of

@@ -194,7 +194,7 @@ const std::vector<Key>& schema() {
       bool_key("runtime", "cuda_graphs", [](Config& c) -> bool& { return c.runtime.cuda_graphs; }),
       integer_key("runtime", "cuda_graph_max_prefill_tokens",
                   [](Config& c) -> std::int64_t& { return c.runtime.cuda_graph_max_prefill_tokens; },
-                  0, 512),
+                  0, 2048),
       integer_key("runtime", "step_timeout_s",
                   [](Config& c) -> std::int64_t& { return c.runtime.step_timeout_s; }, 1, 86400),
       integer_key("cache", "block_size",

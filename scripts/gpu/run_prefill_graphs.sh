@@ -6,8 +6,10 @@
 #   steps.log     gpu_step_modes: decode steps and 128 / 512 / 1,024-token prompts, eager, staged
 #                 and replayed;
 #   summary.txt   alternated rounds of prefill graphs off (cuda_graph_max_prefill_tokens = 0) and
-#                 on (the default, 512): TTFT of lone 128- and 1,024-token prompts, c=1 TPOT and
-#                 throughput-256 (which must stay within 2 %), each run's JSON in runs.tar.xz.
+#                 on (the default, 512): TTFT of a lone 128-token prompt, c=1 TPOT and
+#                 throughput-256 (which must stay within 2 %); and TTFT of a lone 1,024-token
+#                 prompt at 0, 512 and 1,024 (graphed only at 1,024). Each run's JSON in
+#                 runs.tar.xz.
 #   scripts/gpu/run_prefill_graphs.sh [ROUNDS]   (default 2)
 set -uo pipefail
 rounds=${1:-2}
@@ -45,10 +47,11 @@ run() {
 }
 {
   for r in $(seq 1 "$rounds"); do
-    for kind in ttft128 ttft1024 latency throughput; do
+    for kind in ttft128 latency throughput; do
       run 0 "$kind"
       run 512 "$kind"
     done
+    for tokens in 0 512 1024; do run "$tokens" ttft1024; done
   done
 } > "$out/engine.log" 2>&1
 cat "$out/summary.txt"

@@ -44,7 +44,8 @@ TEST(StepShapes, Buckets) {
   for (const auto& [seqs, bucket] : decode) EXPECT_EQ(decode_bucket(seqs), bucket) << seqs;
   const std::vector<std::pair<std::int32_t, std::int32_t>> prefill = {
       {2, 4},    {4, 4},     {5, 8},     {33, 64},   {64, 64},
-      {65, 128}, {128, 128}, {129, 192}, {449, 512}, {512, 512}};
+      {65, 128}, {128, 128}, {129, 192}, {449, 512}, {512, 512}, {513, 640}, {1024, 1024},
+      {1025, 1152}, {2048, 2048}};
   for (const auto& [tokens, bucket] : prefill) EXPECT_EQ(prefill_bucket(tokens), bucket) << tokens;
 }
 
@@ -67,6 +68,7 @@ TEST(StepShapes, DecodeAndSmallPrefillStepsHaveOne) {
   EXPECT_EQ(step_shape_of(batch_of({{5, 1}, {0, 9}}), 512), std::nullopt);
   EXPECT_EQ(step_shape_of(batch_of({{0, 3}, {0, 3}, {0, 3}, {0, 3}, {0, 3}}), 512), std::nullopt);
   EXPECT_EQ(step_shape_of(batch_of({{0, 300}}), 256), std::nullopt);
+  EXPECT_EQ(step_shape_of(batch_of({{0, 2049}}), 4096), std::nullopt);
   EXPECT_EQ(step_shape_of(batch_of({{0, 9}}), 0), std::nullopt);
   EXPECT_EQ(step_shape_of(batch_of({{5, 1}, {9, 1}}), 0), (StepShape{2, 2, 2, 4, 1}));
   EXPECT_EQ(step_shape_of(batch_of({{0, 9}}, LogitsFor::all), 512), std::nullopt);

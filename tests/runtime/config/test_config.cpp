@@ -269,7 +269,7 @@ TEST_F(ConfigTest, OutOfRangeValuesAreErrors) {
       {"model", "dtype = \"float16\""},     {"runtime", "backend = \"tpu\""},
       {"runtime", "log_level = \"trace\""}, {"runtime", "plugin_dirs = \"p\""},
       {"parallel", "tensor_parallel_size = 0"}, {"cache", "enable_prefix_caching = 1"},
-      {"model", "max_model_len = 1.5"},     {"runtime", "cuda_graph_max_prefill_tokens = 513"},
+      {"model", "max_model_len = 1.5"},     {"runtime", "cuda_graph_max_prefill_tokens = 2049"},
   };
   for (const Case& c : bad) {
     std::string text = c.section == "model"

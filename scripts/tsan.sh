@@ -32,11 +32,13 @@ names = set(sys.argv[1:])
 tests = json.loads(subprocess.check_output(['meson', 'introspect', '--tests', '.']))
 targets = json.loads(subprocess.check_output(['meson', 'introspect', '--targets', '.']))
 files = {t['id']: t['filename'] for t in targets}
+built = {f for fs in files.values() for f in fs}
 out = {'minivllm'}
 for t in tests:
     if t['name'] not in names:
         continue
-    out.add(os.path.relpath(t['cmd'][0]))
+    if t['cmd'][0] in built:  # not an interpreter (python3) running a script
+        out.add(os.path.relpath(t['cmd'][0]))
     for dep in t['depends']:
         out.update(os.path.relpath(f) for f in files.get(dep, []))
 print('\n'.join(sorted(out)))

@@ -153,11 +153,11 @@ __device__ __forceinline__ void merge_state(float& max, float& sum, float (&acc)
 
 // A block's resident limit: an fp8 block of 4 rows keeps 16 dims of q and of the output per row
 // in registers, 128 in all, so it takes two blocks per multiprocessor to have the registers.
-// The split plan counts a wave in these too.
-__host__ __device__ constexpr int blocks_per_sm(bool fp8, int rows) { return fp8 && rows > 2 ? 2 : kCtasPerSm; }
+template <bool kFp8, int kRows>
+constexpr int kBlocksPerSm = kFp8 && kRows > 2 ? 2 : kCtasPerSm;
 
 template <class T, bool kFp8, int kRows>
-__global__ void __launch_bounds__(kThreads, blocks_per_sm(kFp8, kRows))
+__global__ void __launch_bounds__(kThreads, (kBlocksPerSm<kFp8, kRows>))
     decode_split_kernel(PagedAttentionParams p, DecodePlan plan) {
   using KvElem = std::conditional_t<kFp8, std::uint8_t, T>;
   constexpr int kVec = 16 / static_cast<int>(sizeof(KvElem));  // a lane's 16-byte piece
@@ -525,9 +525,7 @@ DecodePlan make_plan(const PagedAttentionParams& p, int sm_count, std::size_t wo
       std::max<std::int64_t>(1, std::min<std::int64_t>(p.max_blocks_per_seq * p.block_size,
                                                        0x7FFFFFFF));
   const std::int64_t units = p.num_seqs * p.num_kv_heads * plan.head_chunks;
-  const std::int64_t slots =
-      std::int64_t{sm_count} *
-      blocks_per_sm(p.kv_dtype == DType::fp8_e4m3, rows_per_block(p.num_heads / p.num_kv_heads));
+  const std::int64_t slots = std::int64_t{sm_count} * kCtasPerSm;
   // In keys of the query's dtype: a block streams keys at a rate set by its work per key more
   // than by their bytes, so an fp8 cache splits as a bf16 one does.
   const std::int64_t split_bytes = 2 * p.head_dim * static_cast<std::int64_t>(dtype_size(p.dtype));

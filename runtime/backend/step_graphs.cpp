@@ -52,9 +52,8 @@ void StepGraphs::prepare(const StepLimits& limits, const StepForward& forward) {
   // A prefill shape's first pad sequence holds all but one of its tokens: it must fit the width.
   prefill_width_ = widest;
   const std::int64_t fits = static_cast<std::int64_t>(widest) * limits.block_size + 1;
-  const std::int64_t most = std::min<std::int64_t>({max_prefill_tokens_, limits.max_tokens, fits});
-  for (std::int32_t tokens = prefill_bucket(2); tokens <= most;
-       tokens = prefill_bucket(tokens + 1)) {
+  for (const std::int32_t tokens :
+       prefill_buckets(std::min<std::int64_t>(max_prefill_tokens_, limits.max_tokens), fits)) {
     const StepShape shape = prefill_shape(tokens, widest);
     pad_step(none, shape, padded_);
     graph_for(shape, forward, false);

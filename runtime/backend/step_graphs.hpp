@@ -48,9 +48,11 @@ class StepGraphs {
   // (CudaOps::sampled_tokens).
   Tensor run(const Batch& batch, const StepShape& shape, const StepForward& forward, bool fed);
   // Captures the graphs of every decode bucket up to limits.max_seqs' (at most
-  // kMaxDecodeGraphSeqs) at every width up to limits.max_blocks_per_seq's, and of every prefill
-  // bucket up to limits.max_tokens (and the replayed maximum) at that widest width, which
-  // prefill steps are padded to from then on.
+  // kMaxDecodeGraphSeqs) at every width up to limits.max_blocks_per_seq's, and, at that widest
+  // width (which prefill steps are padded to from then on), of one prompt with one logits row in
+  // every prefill bucket that a step of up to limits.max_tokens (and the replayed maximum) tokens
+  // pads to, while its pad-only capture fits the width. Other prefill shapes (2-4 sequences, no
+  // logits row, wider tables) are captured on first use.
   void prepare(const StepLimits& limits, const StepForward& forward);
 
   std::size_t num_graphs() const { return graphs_.size(); }

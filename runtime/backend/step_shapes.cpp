@@ -41,6 +41,20 @@ std::optional<StepShape> prefill_shape_of(const Batch& batch, std::int32_t max_p
                    std::max(pow2_at_least(batch.max_blocks_per_seq), min_width), bucket};
 }
 
+// Arrays that agree on their counts, and logits rows among the tokens: anything else runs eagerly,
+// where the ops' checks name what is wrong.
+bool well_formed(const Batch& batch) {
+  const std::int32_t n = batch.num_seqs(), tokens = batch.num_tokens();
+  const auto count = [](std::int64_t c) { return static_cast<std::size_t>(c); };
+  if (n < 1 || batch.query_start.front() != 0 || batch.query_start.back() != tokens ||
+      batch.positions.size() != count(tokens) || batch.slot_mapping.size() != count(tokens) ||
+      batch.context_lens.size() != count(n) || batch.max_blocks_per_seq < 0 ||
+      batch.block_tables.size() != count(std::int64_t{n} * batch.max_blocks_per_seq))
+    return false;
+  return std::all_of(batch.logits_rows.begin(), batch.logits_rows.end(),
+                     [&](std::int32_t row) { return row >= 0 && row < tokens; });
+}
+
 }  // namespace
 
 std::int32_t decode_bucket(std::int32_t seqs) {
@@ -52,11 +66,19 @@ std::int32_t prefill_bucket(std::int32_t tokens) {
   return tokens <= 512 ? (tokens + 63) / 64 * 64 : (tokens + 127) / 128 * 128;
 }
 
+std::vector<std::int32_t> prefill_buckets(std::int64_t max_tokens, std::int64_t largest) {
+  std::vector<std::int32_t> buckets;
+  const std::int64_t most = std::min<std::int64_t>(max_tokens, kMaxPrefillGraphTokens);
+  // Each bucket above the one before holds the steps between them.
+  for (std::int32_t below = 1, tokens = prefill_bucket(2); below < most && tokens <= largest;
+       below = tokens, tokens = prefill_bucket(tokens + 1))
+    buckets.push_back(tokens);
+  return buckets;
+}
+
 std::optional<StepShape> step_shape_of(const Batch& batch, std::int32_t max_prefill_tokens,
                                        std::int32_t min_prefill_width) {
-  if (batch.num_seqs() < 1 || batch.query_start.front() != 0 ||
-      batch.query_start.back() != batch.num_tokens())
-    return std::nullopt;
+  if (!well_formed(batch)) return std::nullopt;
   if (batch.num_tokens() == batch.num_seqs()) return decode_shape_of(batch);
   return prefill_shape_of(batch, max_prefill_tokens, min_prefill_width);
 }

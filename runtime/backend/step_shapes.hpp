@@ -16,10 +16,13 @@
 // Pad sequences have one token each but the first, which takes whatever else the bucket holds.
 // One of m tokens has token id 0 at positions 0..m-1, no KV slot (-1), context m and block 0 in
 // every block-table entry: it writes nothing, reads block 0, and its rows are dropped. A padded
-// prefill step's pad has fewer tokens than the step's longest context, so it fits the width.
+// prefill step's pad has no more tokens than the step's longest context, so it fits the width.
+// A batch whose arrays disagree on their counts has no shape: it runs eagerly, where the ops'
+// checks name what is wrong.
 #include <compare>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include <minivllm/batch.hpp>
 
@@ -43,6 +46,8 @@ inline constexpr std::int32_t kMaxPrefillGraphSeqs = 4;
 // `tokens` (2..kMaxPrefillGraphTokens).
 std::int32_t decode_bucket(std::int32_t seqs);
 std::int32_t prefill_bucket(std::int32_t tokens);
+// The prefill buckets that steps of up to `max_tokens` tokens pad to, in order, up to `largest`.
+std::vector<std::int32_t> prefill_buckets(std::int64_t max_tokens, std::int64_t largest);
 
 // The shape `batch` is padded to, or none when it is neither kind (max_prefill_tokens, at most
 // kMaxPrefillGraphTokens: 0 leaves every prefill step out). A prefill shape's width is at least

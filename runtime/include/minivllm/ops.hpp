@@ -21,9 +21,6 @@ namespace minivllm {
 // One forward step of one model over its KV cache: the model's forward(batch, kv).
 using StepForward = std::function<Tensor(const Batch& batch)>;
 
-// Runs a StepForward step after step (Ops::make_step_runner): the runtime's way into a step, so
-// that a backend can treat the step as a unit (stage the batch once for all its ops, replay a
-// captured step) while the model only ever sees Ops.
 // The most a runner's steps hold (StepRunner::prepare).
 struct StepLimits {
   std::int32_t max_seqs = 0;            // sequences in a step
@@ -32,6 +29,9 @@ struct StepLimits {
   std::int32_t block_size = 0;          // tokens per KV-cache block
 };
 
+// Runs a StepForward step after step (Ops::make_step_runner): the runtime's way into a step, so
+// that a backend can treat the step as a unit (stage the batch once for all its ops, replay a
+// captured step) while the model only ever sees Ops.
 class StepRunner {
  public:
   virtual ~StepRunner() = default;

@@ -43,7 +43,7 @@ namespace {
 
 constexpr std::int32_t kBlockSize = 16;
 constexpr std::int64_t kNumBlocks = 512;
-constexpr std::int32_t kNumSeqs = 40;
+constexpr std::int32_t kNumSeqs = 40;  // and two more that only take a prompt each, at the end
 
 // One step: which sequences take how many new tokens, in batch order, and their logits rows.
 struct Chunk {
@@ -82,6 +82,10 @@ std::vector<Step> script() {
   decode(0, 17, 20);       // bucket 24, contexts crossing block boundaries
   decode(0, 8, 2);         // exactly a bucket
   decode(2, 1, 18);        // bucket 1, block table width 4 -> 8
+  // One prefill shape (bucket 32, width 2) captured at a 17-token query, then replayed for a
+  // 31-token one: the attention must launch for the bucket, not for the captured query.
+  steps.push_back({{kNumSeqs, 17}});
+  steps.push_back({{kNumSeqs + 1, 31}});
   return steps;
 }
 
@@ -90,8 +94,8 @@ std::vector<Batch> script_batches(std::int64_t vocab) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<std::int32_t> token(0, static_cast<std::int32_t>(vocab - 1));
   testing::BlockAllocator blocks(kNumBlocks);
-  std::vector<std::int32_t> cached(kNumSeqs, 0);
-  std::vector<std::vector<std::int32_t>> tables(kNumSeqs);
+  std::vector<std::int32_t> cached(kNumSeqs + 2, 0);
+  std::vector<std::vector<std::int32_t>> tables(kNumSeqs + 2);
   std::vector<Batch> batches;
   for (const Step& step : script()) {
     BatchBuilder builder(kBlockSize);
@@ -217,7 +221,7 @@ TEST_P(CudaStepRunnerTest, StagedAndGraphStepsEqualTheDirectForward) {
   }
   const cuda::StepGraphs& graphs = *graph_runner->graphs();
   EXPECT_EQ(graphs.replays(), 3 * graph_steps);
-  EXPECT_EQ(prefill_steps, 4u);  // the script's prefills of one or two sequences
+  EXPECT_EQ(prefill_steps, 6u);  // the script's prefills of one or two sequences
   std::cout << "[ step runner ] " << dtype_name(GetParam()) << ": " << batches.size()
             << " steps, " << graph_steps << " replayed (" << prefill_steps << " prefills) from "
             << graphs.num_graphs()
@@ -260,7 +264,7 @@ TEST_P(CudaStepRunnerTest, PreparedGraphsServeStepsAsCapturedOnes) {
               -1)
         << "step " << i;
   }
-  EXPECT_EQ(prepared_prefills, 2u);  // the 24 tokens after a prefix, and the 64 tokens
+  EXPECT_EQ(prepared_prefills, 4u);  // 24 tokens after a prefix, 64 tokens, 17 and 31 tokens
   EXPECT_EQ(graphs.num_graphs(), prepared.size() + unprepared.size());
 }
 

@@ -47,6 +47,17 @@ TEST(StepShapes, Buckets) {
       {65, 128}, {128, 128}, {129, 192}, {449, 512}, {512, 512}, {513, 640}, {1024, 1024},
       {1025, 1152}, {2048, 2048}};
   for (const auto& [tokens, bucket] : prefill) EXPECT_EQ(prefill_bucket(tokens), bucket) << tokens;
+
+  // What a runner prepares: every bucket a step up to the limit pads to, the straddling one too.
+  using Buckets = std::vector<std::int32_t>;
+  EXPECT_EQ(prefill_buckets(100, 4096), (Buckets{4, 8, 16, 32, 64, 128}));
+  EXPECT_EQ(prefill_buckets(128, 4096), (Buckets{4, 8, 16, 32, 64, 128}));
+  EXPECT_EQ(prefill_buckets(600, 4096),
+            (Buckets{4, 8, 16, 32, 64, 128, 192, 256, 320, 384, 448, 512, 640}));
+  EXPECT_EQ(prefill_buckets(512, 65), (Buckets{4, 8, 16, 32, 64}));  // what fits the width
+  EXPECT_EQ(prefill_buckets(1 << 20, 1 << 20).back(), 2048);
+  EXPECT_TRUE(prefill_buckets(0, 4096).empty());
+  EXPECT_TRUE(prefill_buckets(1, 4096).empty());
 }
 
 TEST(StepShapes, DecodeAndSmallPrefillStepsHaveOne) {
@@ -62,6 +73,9 @@ TEST(StepShapes, DecodeAndSmallPrefillStepsHaveOne) {
   EXPECT_EQ(step_shape_of(batch_of({{0, 30}, {0, 1}}), 512), (StepShape{3, 32, 2, 8, 32}));
   EXPECT_EQ(step_shape_of(batch_of({{0, 30}}, LogitsFor::none), 512),
             (StepShape{2, 32, 0, 8, 32}));
+  // A pad as long as the longest context (24 tokens: a pad of 8).
+  EXPECT_EQ(step_shape_of(batch_of({{0, 8}, {0, 8}, {0, 8}}), 512),
+            (StepShape{4, 32, 3, 2, 32}));
 
   // None: a decode first and a prompt after it (both attention kernels); five sequences; more
   // tokens than replayed; prefill graphs off; prompt logprobs; a pad longer than any context.
@@ -75,6 +89,20 @@ TEST(StepShapes, DecodeAndSmallPrefillStepsHaveOne) {
   EXPECT_EQ(step_shape_of(batch_of({{0, 9}, {0, 9}, {0, 9}, {0, 9}}), 512), std::nullopt);
   EXPECT_EQ(step_shape_of(batch_of(std::vector<std::pair<std::int32_t, std::int32_t>>(257, {3, 1})), 512),
             std::nullopt);
+
+  // Arrays that disagree, or a logits row past the tokens: eager, where the ops' checks throw.
+  Batch bad = batch_of({{0, 9}});
+  bad.positions.pop_back();
+  EXPECT_EQ(step_shape_of(bad, 512), std::nullopt);
+  bad = batch_of({{0, 9}});
+  bad.logits_rows = {9};
+  EXPECT_EQ(step_shape_of(bad, 512), std::nullopt);
+  bad = batch_of({{0, 9}, {0, 9}});
+  bad.context_lens.pop_back();
+  EXPECT_EQ(step_shape_of(bad, 512), std::nullopt);
+  bad = batch_of({{2, 1}, {3, 1}});
+  bad.block_tables.pop_back();
+  EXPECT_EQ(step_shape_of(bad, 512), std::nullopt);
 }
 
 TEST(StepShapes, PaddingAppendsSequencesThatWriteNothing) {
@@ -132,8 +160,8 @@ TEST_F(PaddedSteps, GiveTheRealRowsAndCacheOfTheStep) {
   KvCacheView padded_kv = allocate_kv_cache(ops_, spec, kBlocks, kBlockSize);
   const std::int64_t vocab = model_.config.vocab_size;
 
-  // Three sequences: prompts alone and together, decodes, a chunk after a prefix, a chunk
-  // without a logits row, a prompt exactly a bucket long.
+  // Six sequences: prompts alone and together, decodes, a chunk after a prefix, a chunk without
+  // a logits row, a prompt exactly a bucket long, three prompts padded by their own length.
   struct Chunk {
     std::int32_t seq = 0, tokens = 0;
     LogitsFor logits = LogitsFor::last;
@@ -146,10 +174,11 @@ TEST_F(PaddedSteps, GiveTheRealRowsAndCacheOfTheStep) {
       {{0, 9}},
       {{1, 1}, {0, 1}},
       {{2, 16}},
+      {{3, 8}, {4, 8}, {5, 8}},  // a pad (8) as long as the longest context
   };
   testing::BlockAllocator blocks(kBlocks);
-  std::vector<std::vector<std::int32_t>> tables(3);
-  std::vector<std::int32_t> cached(3, 0);
+  std::vector<std::vector<std::int32_t>> tables(6);
+  std::vector<std::int32_t> cached(6, 0);
   std::int32_t next_token = 11;
   std::size_t prefills = 0;
   for (std::size_t i = 0; i < script.size(); ++i) {
@@ -187,7 +216,7 @@ TEST_F(PaddedSteps, GiveTheRealRowsAndCacheOfTheStep) {
             << where << " layer " << l;
     }
   }
-  EXPECT_EQ(prefills, 5u);
+  EXPECT_EQ(prefills, 6u);
 }
 
 }  // namespace

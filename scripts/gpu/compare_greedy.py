@@ -41,7 +41,7 @@ def main():
     if len(ref) != len(other):
         print(f"{label}: {len(ref)} requests against {len(other)}")
         return 1
-    compared = total = differing = 0
+    compared = total = differing = identical = 0
     for i, (r, o) in enumerate(zip(ref, other)):
         if r["prompt_token_ids"] != o["prompt_token_ids"]:
             print(f"{label}: request {i} has another prompt")
@@ -49,6 +49,7 @@ def main():
         n = compared_tokens(r, a.margin)
         compared += n
         total += len(r["token_ids"])
+        identical += r["token_ids"] == o["token_ids"]
         if r["token_ids"][:n] != o["token_ids"][:n]:
             differing += 1
             first = next(k for k in range(n) if k >= len(o["token_ids"])
@@ -56,7 +57,8 @@ def main():
             print(f"{label}: request {i} differs at token {first} of the {n} before its near tie")
     verdict = "equal" if differing == 0 else f"{differing} requests differ"
     print(f"{label}: {len(ref)} requests, {compared} of {total} tokens compared (up to each "
-          f"request's first top-2 margin below {a.margin}): {verdict}")
+          f"request's first top-2 margin below {a.margin}): {verdict}; {identical} identical "
+          "in full")
     return 0 if differing == 0 else 1
 
 

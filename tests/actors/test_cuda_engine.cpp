@@ -1,8 +1,8 @@
 // The engine's acceptance on a GPU through the facade, runtime.backend = "cuda", the KV cache
 // sized from device memory (cache.num_blocks = 0). f32 on tiny-qwen3: the greedy goldens exactly,
 // alone and 64 together. bf16 on the Qwen3-0.6B shape: the fp32 goldens up to the first step
-// whose margin is below kBf16MarginTolerance, with a bf16 or an fp8 KV cache. Skips without a
-// CUDA device.
+// whose margin is below kBf16MarginTolerance, with a bf16 or an fp8 KV cache, and on two GPUs
+// with tensor and with data parallelism. Skips without a CUDA device (the two-GPU case with one).
 #include <string>
 #include <vector>
 
@@ -25,6 +25,14 @@ namespace {
 // Logits of the 0.6B shape reach ~100 and bf16 costs up to ~2 % of that (the goldens'
 // bf16_vs_fp32): a margin below 2 may flip.
 constexpr double kBf16MarginTolerance = 2.0;
+
+// The Qwen3-0.6B shape's goldens, each cut at its first step whose margin is below `tolerance`.
+std::vector<testing::Golden> bf16_goldens(double tolerance = kBf16MarginTolerance) {
+  std::vector<testing::Golden> goldens;
+  for (const testing::GreedyGolden& g : testing::load_greedy_goldens("qwen3-0.6b"))
+    goldens.push_back({g.prompt, g.reliable_tokens(tolerance)});
+  return goldens;
+}
 
 class CudaEngine : public ::testing::Test {
  protected:
@@ -59,15 +67,35 @@ TEST_F(CudaEngine, Float32EqualsTheGreedyGoldens) {
 TEST_F(CudaEngine, Bfloat16EqualsTheGoldensUpToTheFirstNearTie) {
   testing::TempDir dir("cuda_engine_qwen3_06b");
   const auto model = testing::make_tiny_checkpoint(dir.path(), "qwen3-0.6b", "qwen3");
-  std::vector<testing::Golden> goldens;
-  for (const testing::GreedyGolden& g : testing::load_greedy_goldens("qwen3-0.6b"))
-    goldens.push_back({g.prompt, g.reliable_tokens(kBf16MarginTolerance)});
+  const std::vector<testing::Golden> goldens = bf16_goldens();
   const std::vector<std::size_t> picks = testing::mixed_picks(64, goldens.size());
   std::size_t compared = 0;
   for (std::size_t p : picks) compared += goldens[p].expected.size();
   EXPECT_EQ(compared, picks.size() * testing::kGoldenNewTokens);
   run("bfloat16", goldens, picks,
       {"model.path=" + nlohmann::json(model.string()).dump(), "cache.gpu_memory_utilization=0.05"});
+}
+
+// Two GPUs on the Qwen3-0.6B shape: tensor parallelism (NCCL, the layers sharded over both) and
+// data parallelism (a replica on each) give the fp32 goldens up to the first near tie, as one GPU
+// does, 64 requests together. Skips with fewer than two GPUs.
+TEST_F(CudaEngine, TwoGpusTensorAndDataParallelEqualTheGoldensUpToTheFirstNearTie) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 2)
+    GTEST_SKIP() << devices << " CUDA device(s) visible: tensor and data parallelism need two";
+  testing::TempDir dir("cuda_engine_qwen3_06b_two_gpus");
+  const auto model = testing::make_tiny_checkpoint(dir.path(), "qwen3-0.6b", "qwen3");
+  const std::vector<testing::Golden> goldens = bf16_goldens();
+  const std::vector<std::size_t> picks = testing::mixed_picks(64, goldens.size());
+  const std::vector<std::string> base = {"model.path=" + nlohmann::json(model.string()).dump(),
+                                         "cache.gpu_memory_utilization=0.05",
+                                         "parallel.devices=[0, 1]"};
+  for (const char* layout : {"parallel.tensor_parallel_size=2", "parallel.data_parallel_size=2"}) {
+    SCOPED_TRACE(layout);
+    std::vector<std::string> settings = base;
+    settings.emplace_back(layout);
+    run("bfloat16", goldens, picks, settings);
+  }
 }
 
 // The fp8 KV cache on the Qwen3-0.6B shape through the whole engine on the GPU (the fused cache
@@ -78,9 +106,7 @@ TEST_F(CudaEngine, Bfloat16EqualsTheGoldensUpToTheFirstNearTie) {
 TEST_F(CudaEngine, Fp8CacheEqualsTheGoldensUpToTheFirstNearTie) {
   testing::TempDir dir("cuda_engine_qwen3_06b_fp8");
   const auto model = testing::make_tiny_checkpoint(dir.path(), "qwen3-0.6b", "qwen3");
-  std::vector<testing::Golden> goldens;
-  for (const testing::GreedyGolden& g : testing::load_greedy_goldens("qwen3-0.6b"))
-    goldens.push_back({g.prompt, g.reliable_tokens(2 * kBf16MarginTolerance)});
+  const std::vector<testing::Golden> goldens = bf16_goldens(2 * kBf16MarginTolerance);
   const std::vector<std::size_t> picks = testing::mixed_picks(64, goldens.size());
   std::size_t compared = 0;
   for (std::size_t p : picks) compared += goldens[p].expected.size();

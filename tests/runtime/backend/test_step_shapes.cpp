@@ -207,7 +207,10 @@ TEST_F(PaddedSteps, GiveTheRealRowsAndCacheOfTheStep) {
     std::vector<float> got = host(model_.model->forward(padded, padded_kv));
     ASSERT_EQ(got.size(), static_cast<std::size_t>(shape->logits_rows * vocab)) << where;
     got.resize(want.size());  // the pad rows come last
-    EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0) << where;
+    // Bit for bit (a step without logits rows has none to compare).
+    EXPECT_TRUE(want.empty() ||
+                std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0)
+        << where;
     for (std::size_t l = 0; l < real_kv.keys.size(); ++l) {
       const Tensor* pairs[][2] = {{&real_kv.keys[l], &padded_kv.keys[l]},
                                   {&real_kv.values[l], &padded_kv.values[l]}};

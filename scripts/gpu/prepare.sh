@@ -2,7 +2,7 @@
 # packaged .gpu/: goes to the repository root, unpacks the tokenizers, makes the tiny demo models
 # the way scripts/setup.sh does, exports what the tests read, and writes the device and the commit
 # to $out/device.txt. Sets `out` ($OUT, where a device call's results go, made here) and `runs` (a
-# scratch folder for the runs' files).
+# scratch folder for the runs' files); defines make_model and with_worker.
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out=${OUT:-/tmp/gpu-out}
 mkdir -p "$out"
@@ -27,3 +27,17 @@ export MINIVLLM_FAULT_PLUGIN_DIR="$MINIVLLM_PLUGIN_DIR"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv \
   | tee "$out/device.txt"
 echo "commit $MINIVLLM_COMMIT, $(date -u +%F)" | tee -a "$out/device.txt"
+# with_worker CMD...: runs CMD (an engine that waits for one remote rank on 127.0.0.1:47400, its
+# join token in $runs/token) beside one `minivllm worker` given worker_args (its --set values);
+# the worker's stderr goes to $out/worker.log.
+worker_args=()
+with_worker() {
+  "$MINIVLLM_BIN" worker --connect 127.0.0.1:47400 --token-file "$runs/token" "${worker_args[@]}" \
+    2>> "$out/worker.log" &
+  local worker=$!
+  "$@"
+  local status=$?
+  wait "$worker"
+  echo "worker exit $?" >> "$out/worker.log"
+  return $status
+}

@@ -18,16 +18,6 @@ remote=(--set parallel.remote_workers=1 --set 'parallel.listen="127.0.0.1:47400"
 prompts=()
 for p in "Hello" "The capital of France is" "1, 2, 3," "Once upon a time" "def main():" \
          "The H200 has" "Tensor parallelism splits" "A B C D"; do prompts+=(--prompt "$p"); done
-# with_worker CMD...: runs CMD (an engine with the remote rank) beside one worker process.
-with_worker() {
-  "$MINIVLLM_BIN" worker --connect 127.0.0.1:47400 --token-file "$runs/token" 2>> "$out/worker.log" &
-  local worker=$!
-  "$@"
-  local status=$?
-  wait "$worker"
-  echo "worker exit $?" >> "$out/worker.log"
-  return $status
-}
 summary() {  # summary LABEL JSON
   python3 scripts/gpu/bench_summary.py "$1" "$2" | tee -a "$out/remote-summary.txt"
 }

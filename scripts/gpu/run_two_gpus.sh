@@ -60,21 +60,6 @@ latency() {  # latency NAME REQUESTS CONFIG...
   "$MINIVLLM_BIN" bench latency "$@" --concurrency 1 --num-requests "$requests" \
     --output "$runs/$name.json" && summary "$name c=1" "$runs/$name.json"
 }
-# with_worker DEVICE CMD...: runs CMD (an engine waiting for one remote rank) beside one
-# `minivllm worker` on CUDA device DEVICE.
-with_worker() {
-  local device=$1
-  shift
-  "$MINIVLLM_BIN" worker --connect 127.0.0.1:47400 --token-file "$runs/token" "${plugins[@]}" \
-    --set model.path=data/models/qwen3-0.6b --set "parallel.devices=[$device]" \
-    2>> "$out/worker.log" &
-  local worker=$!
-  "$@"
-  local status=$?
-  wait "$worker"
-  echo "worker exit $?" >> "$out/worker.log"
-  return $status
-}
 
 {
   case $part in
@@ -120,17 +105,18 @@ with_worker() {
     remote)
       make_model qwen3-0.6b qwen3
       head -c 32 /dev/urandom | base64 > "$runs/token"
+      worker_args=("${plugins[@]}" --set model.path=data/models/qwen3-0.6b --set 'parallel.devices=[1]')
       remote=(--set parallel.remote_workers=1 --set 'parallel.listen="127.0.0.1:47400"'
               --set "parallel.join_token_file=\"$runs/token\"" --set 'parallel.devices=[0]')
       gen small-tp2 128 32 "${small[@]}" "${tp2[@]}"
-      with_worker 1 gen small-tp2-remote 128 32 "${small[@]}" "${tp2[@]}" "${remote[@]}"
+      with_worker gen small-tp2-remote 128 32 "${small[@]}" "${tp2[@]}" "${remote[@]}"
       compare "Qwen3-0.6B TP=2, a rank in a worker process, against one process" \
         small-tp2 small-tp2-remote
       for r in $(seq 1 "$rounds"); do
         throughput "small-tp2-inproc-$r" "${small[@]}" "${tp2[@]}"
-        with_worker 1 throughput "small-tp2-remote-$r" "${small[@]}" "${tp2[@]}" "${remote[@]}"
+        with_worker throughput "small-tp2-remote-$r" "${small[@]}" "${tp2[@]}" "${remote[@]}"
         latency "small-tp2-inproc-latency-$r" 8 "${small[@]}" "${tp2[@]}"
-        with_worker 1 latency "small-tp2-remote-latency-$r" 8 "${small[@]}" "${tp2[@]}" "${remote[@]}"
+        with_worker latency "small-tp2-remote-latency-$r" 8 "${small[@]}" "${tp2[@]}" "${remote[@]}"
       done
       rm -f "$runs/token"
       ;;

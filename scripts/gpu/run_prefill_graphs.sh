@@ -42,7 +42,8 @@ case $part in
       for t in "$bin"/test_cuda_*; do
         echo "== $(basename "$t")"
         "$t"
-        echo "== $(basename "$t") exit $?"
+        rc=$?  # before the echo's own command substitution resets $?
+        echo "== $(basename "$t") exit $rc"
       done
     } > "$out/tests.log" 2>&1
     grep -E "^== .* exit|\[ step runner|FAILED" "$out/tests.log" | tee -a "$out/summary.txt"

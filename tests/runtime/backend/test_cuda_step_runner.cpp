@@ -69,7 +69,7 @@ std::vector<Step> script() {
   mixed.emplace_back(5, 40);
   steps.push_back(mixed);
   decode(0, 6, 2);
-  steps.push_back({{5, 24}});            // a prefill of one sequence after a prefix: bucket 32
+  steps.push_back({{5, 24}});            // one sequence after a 42-token prefix: bucket 32, width 8
   steps.push_back({{6, 9}, {7, 64}});    // two prompts, 73 tokens: bucket 128
   steps.push_back({{8, 64}});            // exactly a bucket: a pad sequence of no tokens
   steps.push_back({{9, 30, LogitsFor::none}});  // a chunk that does not end its prompt
@@ -264,7 +264,9 @@ TEST_P(CudaStepRunnerTest, PreparedGraphsServeStepsAsCapturedOnes) {
               -1)
         << "step " << i;
   }
-  EXPECT_EQ(prepared_prefills, 4u);  // 24 tokens after a prefix, 64 tokens, 17 and 31 tokens
+  // 64 tokens, 17 and 31 tokens. The 24 tokens after sequence 5's 42-token prefix need 5 blocks,
+  // width 8, wider than prepared.
+  EXPECT_EQ(prepared_prefills, 3u);
   EXPECT_EQ(graphs.num_graphs(), prepared.size() + unprepared.size());
 }
 

@@ -2,6 +2,7 @@
 
 #include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/detail/element.cuh"
+#include "kernels/cuda/detail/l2_prefetch.cuh"
 #include "kernels/cuda/detail/reduce.cuh"
 #include "kernels/cuda/detail/silu.cuh"
 
@@ -127,7 +128,8 @@ struct StoreSiluAndMul {
 // the epilogues above.
 template <int MB, class Output>
 __global__ __launch_bounds__(kThreads) void skinny_gemm_kernel(const uint4* x, const uint4* w,
-                                                               Output output, int m, int chunks) {
+                                                               Output output, int m, int chunks,
+                                                               L2Prefetch next) {
   const std::int64_t tile = blockIdx.x;
   const uint4* w_rows[kRows];
 #pragma unroll
@@ -146,6 +148,7 @@ __global__ __launch_bounds__(kThreads) void skinny_gemm_kernel(const uint4* x, c
   };
   // No kernel writes W: its first step comes in while the kernel before this one finishes.
   load_step(threadIdx.x);
+  detail::prefetch_block_share(next);
   detail::wait_for_prior_grids();
   detail::allow_dependents();
 
@@ -184,31 +187,31 @@ __global__ __launch_bounds__(kThreads) void skinny_gemm_kernel(const uint4* x, c
 
 template <int MB, class Output>
 cudaError_t launch_bucket(const uint4* x, const uint4* w, Output output, int m, unsigned tiles,
-                          int chunks, cudaStream_t stream) {
+                          int chunks, L2Prefetch next, cudaStream_t stream) {
   return detail::launch_dependent(skinny_gemm_kernel<MB, Output>, tiles, kThreads, 0, stream, x, w,
-                                  output, m, chunks);
+                                  output, m, chunks, next);
 }
 
 // One slice of at most kMaxSliceRows rows of x, in the smallest bucket that holds it.
 template <class Output>
 cudaError_t launch_slice(const uint4* x, const uint4* w, Output output, int m, unsigned tiles,
-                         int chunks, cudaStream_t stream) {
-  if (m == 1) return launch_bucket<1>(x, w, output, m, tiles, chunks, stream);
-  if (m == 2) return launch_bucket<2>(x, w, output, m, tiles, chunks, stream);
-  if (m <= 4) return launch_bucket<4>(x, w, output, m, tiles, chunks, stream);
-  if (m <= 8) return launch_bucket<8>(x, w, output, m, tiles, chunks, stream);
-  return launch_bucket<kMaxSliceRows>(x, w, output, m, tiles, chunks, stream);
+                         int chunks, L2Prefetch next, cudaStream_t stream) {
+  if (m == 1) return launch_bucket<1>(x, w, output, m, tiles, chunks, next, stream);
+  if (m == 2) return launch_bucket<2>(x, w, output, m, tiles, chunks, next, stream);
+  if (m <= 4) return launch_bucket<4>(x, w, output, m, tiles, chunks, next, stream);
+  if (m <= 8) return launch_bucket<8>(x, w, output, m, tiles, chunks, next, stream);
+  return launch_bucket<kMaxSliceRows>(x, w, output, m, tiles, chunks, next, stream);
 }
 
-// All m rows of x in slices of kMaxSliceRows, each reading W again.
+// All m rows of x in slices of kMaxSliceRows, each reading W again; the first asks for `next`.
 template <class Output>
 cudaError_t launch_slices(const void* x, const void* w, Output output, std::int64_t m,
-                          std::int64_t in_features, cudaStream_t stream) {
+                          std::int64_t in_features, L2Prefetch next, cudaStream_t stream) {
   const std::int64_t tiles = (output.columns + Output::kColumns - 1) / Output::kColumns;
   if (m < 0 || output.columns < 0 || tiles > detail::kMaxGridX) return cudaErrorInvalidValue;
   if (m == 0 || output.columns == 0) return cudaSuccess;
   if (output.out == nullptr || x == nullptr || w == nullptr ||
-      !skinny_gemm_supports(in_features, x, w))
+      !skinny_gemm_supports(in_features, x, w) || !l2_prefetch_valid(next))
     return cudaErrorInvalidValue;
   const auto chunks = static_cast<int>(in_features / kChunk);
   for (std::int64_t i0 = 0; i0 < m; i0 += kMaxSliceRows) {
@@ -217,7 +220,8 @@ cudaError_t launch_slices(const void* x, const void* w, Output output, std::int6
     slice.out += i0 * output.columns;
     const cudaError_t err =
         launch_slice(static_cast<const uint4*>(x) + i0 * chunks, static_cast<const uint4*>(w),
-                     slice, rows, static_cast<unsigned>(tiles), chunks, stream);
+                     slice, rows, static_cast<unsigned>(tiles), chunks,
+                     i0 == 0 ? next : L2Prefetch{}, stream);
     if (err != cudaSuccess) return err;
   }
   return cudaSuccess;
@@ -233,22 +237,23 @@ bool skinny_gemm_supports(std::int64_t in_features, const void* x, const void* w
 
 cudaError_t launch_skinny_gemm(const void* x, const void* w, DType out_dtype, void* y,
                                std::int64_t m, std::int64_t out_features, std::int64_t in_features,
-                               cudaStream_t stream) {
+                               cudaStream_t stream, L2Prefetch next) {
   if (out_dtype == DType::f32)
     return launch_slices(x, w, StoreProjection<float>{static_cast<float*>(y), out_features}, m,
-                         in_features, stream);
+                         in_features, next, stream);
   if (out_dtype == DType::bf16)
     return launch_slices(
         x, w, StoreProjection<__nv_bfloat16>{static_cast<__nv_bfloat16*>(y), out_features}, m,
-        in_features, stream);
+        in_features, next, stream);
   return cudaErrorInvalidValue;
 }
 
 cudaError_t launch_skinny_gemm_silu_and_mul(const void* x, const void* gate_up_w, void* out,
                                             std::int64_t m, std::int64_t width,
-                                            std::int64_t in_features, cudaStream_t stream) {
+                                            std::int64_t in_features, cudaStream_t stream,
+                                            L2Prefetch next) {
   return launch_slices(x, gate_up_w, StoreSiluAndMul{static_cast<__nv_bfloat16*>(out), width}, m,
-                       in_features, stream);
+                       in_features, next, stream);
 }
 
 }  // namespace minivllm::cuda

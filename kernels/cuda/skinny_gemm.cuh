@@ -8,6 +8,8 @@
 
 #include <minivllm/dtype.hpp>
 
+#include "kernels/cuda/l2_prefetch.cuh"
+
 namespace minivllm::cuda {
 
 // Whether launch_skinny_gemm takes these operands: in_features a multiple of 8 and x, w 16-byte
@@ -17,10 +19,11 @@ bool skinny_gemm_supports(std::int64_t in_features, const void* x, const void* w
 // y [m, out] = x [m, in] @ w [out, in]^T: x and w bf16 on the device, y `out_dtype` (bf16 or f32),
 // fp32 accumulation. Any m >= 0, but its time grows about linearly with m past m = 2 (fp32 FMA
 // issue-bound; m > 16 runs in slices of 16 rows, each reading W again): callers use it for the
-// smallest m only. No allocation and no sync: safe inside a CUDA graph capture.
+// smallest m only. No allocation and no sync: safe inside a CUDA graph capture. `next`: bytes
+// (the next projection's weights) the blocks ask the L2 to fetch while they run.
 cudaError_t launch_skinny_gemm(const void* x, const void* w, DType out_dtype, void* y,
                                std::int64_t m, std::int64_t out_features, std::int64_t in_features,
-                               cudaStream_t stream);
+                               cudaStream_t stream, L2Prefetch next = {});
 
 // The gated MLP's activation fused into the GEMM's epilogue: out [m, width] = silu(x @ W_gate^T) *
 // (x @ W_up^T), gate_up_w [2 * width, in] holding the gate rows then the up rows (the fused
@@ -29,6 +32,7 @@ cudaError_t launch_skinny_gemm(const void* x, const void* w, DType out_dtype, vo
 // (skinny_gemm_supports), cost and graph safety as launch_skinny_gemm.
 cudaError_t launch_skinny_gemm_silu_and_mul(const void* x, const void* gate_up_w, void* out,
                                             std::int64_t m, std::int64_t width,
-                                            std::int64_t in_features, cudaStream_t stream);
+                                            std::int64_t in_features, cudaStream_t stream,
+                                            L2Prefetch next = {});
 
 }  // namespace minivllm::cuda

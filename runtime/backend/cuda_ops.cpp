@@ -1,6 +1,7 @@
 #include "backend/cuda_ops.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -133,6 +134,12 @@ CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs, const NcclRa
           "device " + std::to_string(device_) + " outside the " + std::to_string(count) +
               " visible CUDA devices");
   MV_CUDA_CHECK(cudaSetDevice(device_));
+  int l2_bytes = 0;
+  MV_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device_));
+  l2_prefetch_max_bytes_ = static_cast<std::size_t>(l2_bytes) / 2;
+  // TEMPORARY A/B switch for the first measurement of the prefetch.
+  if (const char* env = std::getenv("MINIVLLM_L2_PREFETCH"); env != nullptr && env[0] == '0')
+    l2_prefetch_max_bytes_ = 0;
   pool_ = cuda::DevicePool::create(device_);
   allocator_ = pool_.get();
   blas_workspace_ = pool_->allocate(kBlasWorkspaceBytes);
@@ -276,6 +283,12 @@ Tensor CudaOps::embedding(const Tensor& table, const Batch& batch, std::int64_t 
   return out;
 }
 
+cuda::L2Prefetch CudaOps::prefetch_after(const Tensor& weight) {
+  const NextWeights::Region next = next_weights_.read(weight, l2_prefetch_max_bytes_);
+  const cuda::L2Prefetch prefetch{next.data, next.bytes / 16 * 16};
+  return cuda::l2_prefetch_valid(prefetch) ? prefetch : cuda::L2Prefetch{};
+}
+
 Tensor CudaOps::linear(const Tensor& x, const Tensor& weight) {
   REQUIRE(x.device() == Device::cuda && x.rank() == 2 &&
               (x.dtype() == dtype_ || x.dtype() == DType::f32),
@@ -288,10 +301,11 @@ Tensor CudaOps::linear(const Tensor& x, const Tensor& weight) {
   if (y.numel() == 0) return y;
   // An f32 x against bf16 weights (the logits): bf16 inputs, f32 accumulation and output.
   const Tensor a = convert(x, dtype_);
+  const cuda::L2Prefetch next = prefetch_after(weight);
   switch (gemm_kernel_for(dtype_, a, weight)) {
     case GemmKernel::skinny:
       MV_CUDA_CHECK(cuda::launch_skinny_gemm(a.data(), weight.data(), y.dtype(), y.data(), m,
-                                             out_features, in_features, stream_));
+                                             out_features, in_features, stream_, next));
       return y;
     case GemmKernel::tile:
       MV_CUDA_CHECK(cuda::launch_tile_gemm(a.data(), weight.data(), y.dtype(), y.data(), m,
@@ -422,13 +436,14 @@ Tensor CudaOps::linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weigh
               shape_string(gate_up_weight.shape()) + " (its rows must be gate then up)");
   const GemmKernel kernel = gemm_kernel_for(dtype_, x, gate_up_weight);
   if (kernel == GemmKernel::cublas) return Ops::linear_silu_and_mul(x, gate_up_weight);
+  const cuda::L2Prefetch next = prefetch_after(gate_up_weight);
   const std::int64_t width = gate_up_weight.dim(0) / 2;
   Tensor out = empty({x.dim(0), width}, dtype_);
   if (out.numel() == 0) return out;
   if (kernel == GemmKernel::skinny)
     MV_CUDA_CHECK(cuda::launch_skinny_gemm_silu_and_mul(x.data(), gate_up_weight.data(),
                                                         out.data(), x.dim(0), width, x.dim(1),
-                                                        stream_));
+                                                        stream_, next));
   else
     MV_CUDA_CHECK(cuda::launch_tile_gemm_silu_and_mul(x.data(), gate_up_weight.data(),
                                                       out.data(), x.dim(0), width, x.dim(1),

@@ -30,7 +30,9 @@
 #include "backend/batch_upload.hpp"
 #include "backend/device_pool.hpp"
 #include "backend/nccl_communicator.hpp"
+#include "backend/next_weights.hpp"
 #include "backend/step_shapes.hpp"
+#include "kernels/cuda/l2_prefetch.cuh"
 #include "kernels/cuda/tile_gemm.cuh"
 
 namespace minivllm {
@@ -152,6 +154,8 @@ class CudaOps final : public Ops {
   // and kept in it; outside a step, for one call (`keep` holds them).
   const float* rotary_angles(const Tensor& inv_freq, const std::int32_t* positions,
                              std::int64_t num_tokens, bool in_step, std::shared_ptr<void>& keep);
+  // The L2 prefetch a projection of `weight` asks for: the weight read after it last step.
+  cuda::L2Prefetch prefetch_after(const Tensor& weight);
   cuda::TileGemmWorkspace tile_workspace() const {
     return {tile_gemm_workspace_.get(), cuda::kTileGemmWorkspaceBytes};
   }
@@ -170,6 +174,8 @@ class CudaOps final : public Ops {
   std::shared_ptr<void> sampled_tokens_;       // kMaxFedRows int32, fixed
   std::int64_t sampled_rows_ = 0;
   std::unique_ptr<NcclCommunicator> nccl_;  // null: a group of one
+  NextWeights next_weights_;
+  std::size_t l2_prefetch_max_bytes_ = 0;  // half the L2: larger weights are not prefetched
 };
 
 }  // namespace minivllm

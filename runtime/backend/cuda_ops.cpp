@@ -309,7 +309,8 @@ Tensor CudaOps::linear(const Tensor& x, const Tensor& weight) {
       return y;
     case GemmKernel::tile:
       MV_CUDA_CHECK(cuda::launch_tile_gemm(a.data(), weight.data(), y.dtype(), y.data(), m,
-                                           out_features, in_features, tile_workspace(), stream_));
+                                           out_features, in_features, tile_workspace(), stream_,
+                                           {}, next));
       return y;
     case GemmKernel::cublas: break;
   }
@@ -447,7 +448,7 @@ Tensor CudaOps::linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weigh
   else
     MV_CUDA_CHECK(cuda::launch_tile_gemm_silu_and_mul(x.data(), gate_up_weight.data(),
                                                       out.data(), x.dim(0), width, x.dim(1),
-                                                      tile_workspace(), stream_));
+                                                      tile_workspace(), stream_, {}, next));
   return out;
 }
 

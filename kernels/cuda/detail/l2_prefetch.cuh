@@ -1,5 +1,5 @@
 #pragma once
-// The device side of L2Prefetch: each block of the grid asks for its share, one bulk prefetch
+// The device side of L2Prefetch: each block of the grid (any shape) asks for its share, one bulk prefetch
 // (TMA, sm_90) issued by the block's first thread; no registers or shared memory held, nothing
 // waited on. Older GPUs compile it to nothing.
 #include <cstdint>
@@ -10,9 +10,12 @@ namespace minivllm::cuda::detail {
 
 __device__ __forceinline__ void prefetch_block_share(const L2Prefetch& prefetch) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (threadIdx.x != 0 || prefetch.bytes == 0) return;
-  const std::size_t per_block = (prefetch.bytes / 16 + gridDim.x - 1) / gridDim.x * 16;
-  const std::size_t begin = blockIdx.x * per_block;
+  if (threadIdx.x != 0 || threadIdx.y != 0 || threadIdx.z != 0 || prefetch.bytes == 0) return;
+  const std::size_t blocks = std::size_t{gridDim.x} * gridDim.y * gridDim.z;
+  const std::size_t block =
+      blockIdx.x + std::size_t{gridDim.x} * (blockIdx.y + std::size_t{gridDim.y} * blockIdx.z);
+  const std::size_t per_block = (prefetch.bytes / 16 + blocks - 1) / blocks * 16;
+  const std::size_t begin = block * per_block;
   if (begin >= prefetch.bytes) return;
   const std::size_t size = min(per_block, prefetch.bytes - begin);
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(

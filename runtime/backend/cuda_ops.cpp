@@ -94,9 +94,9 @@ Tensor shape_only(Shape shape) {
 //   activation fused 19-20 vs 24-25 us. From ~48 rows cuBLAS is as fast or faster.
 // - else cuBLAS.
 enum class GemmKernel { skinny, tile, cublas };
-GemmKernel gemm_kernel_for(DType compute_dtype, const Tensor& x, const Tensor& weight) {
+GemmKernel gemm_kernel_for(DType compute_dtype, const Tensor& x, const Tensor& weight,
+                           std::int64_t kTileMaxRows) {
   constexpr std::int64_t kSkinnyMaxRows = 8, kSkinnyMaxMultiplyAdds = 3 * (std::int64_t{1} << 22);
-  constexpr std::int64_t kTileMaxRows = 32;
   if (compute_dtype != DType::bf16) return GemmKernel::cublas;
   const std::int64_t m = x.dim(0), out_features = weight.dim(0), in_features = x.dim(1);
   const bool skinny_wins =
@@ -140,6 +140,8 @@ CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs, const NcclRa
   // TEMPORARY A/B switch for the first measurement of the prefetch.
   if (const char* env = std::getenv("MINIVLLM_L2_PREFETCH"); env != nullptr && env[0] == '0')
     l2_prefetch_max_bytes_ = 0;
+  if (const char* env = std::getenv("MINIVLLM_TILE_MAX_ROWS"); env != nullptr)
+    tile_max_rows_ = std::atoi(env);
   pool_ = cuda::DevicePool::create(device_);
   allocator_ = pool_.get();
   blas_workspace_ = pool_->allocate(kBlasWorkspaceBytes);
@@ -302,7 +304,7 @@ Tensor CudaOps::linear(const Tensor& x, const Tensor& weight) {
   // An f32 x against bf16 weights (the logits): bf16 inputs, f32 accumulation and output.
   const Tensor a = convert(x, dtype_);
   const cuda::L2Prefetch next = prefetch_after(weight);
-  switch (gemm_kernel_for(dtype_, a, weight)) {
+  switch (gemm_kernel_for(dtype_, a, weight, tile_max_rows_)) {
     case GemmKernel::skinny:
       MV_CUDA_CHECK(cuda::launch_skinny_gemm(a.data(), weight.data(), y.dtype(), y.data(), m,
                                              out_features, in_features, stream_, next));
@@ -435,7 +437,7 @@ Tensor CudaOps::linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weigh
           "linear_silu_and_mul",
           "x " + shape_string(x.shape()) + " does not match gate_up_weight " +
               shape_string(gate_up_weight.shape()) + " (its rows must be gate then up)");
-  const GemmKernel kernel = gemm_kernel_for(dtype_, x, gate_up_weight);
+  const GemmKernel kernel = gemm_kernel_for(dtype_, x, gate_up_weight, tile_max_rows_);
   if (kernel == GemmKernel::cublas) return Ops::linear_silu_and_mul(x, gate_up_weight);
   const cuda::L2Prefetch next = prefetch_after(gate_up_weight);
   const std::int64_t width = gate_up_weight.dim(0) / 2;

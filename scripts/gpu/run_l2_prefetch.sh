@@ -2,7 +2,8 @@
 # Run on the GPU machine after scripts/gpu/bundle.sh: the projection weights' L2 prefetch
 # (kernels/cuda/l2_prefetch.cuh) off (MINIVLLM_L2_PREFETCH=0) and on, alternated, Qwen3-0.6B
 # shape (configs/qwen3-0.6b-h200.toml), bf16: the GPU tests with it on (tests.log), then ROUNDS
-# rounds of gpu_step_modes (steps-*.log), `bench latency` at c=1 and c=8, and throughput-256.
+# rounds of gpu_step_modes (steps-*.log; also with the tile GEMM up to 128 rows), `bench latency`
+# at c=1 and c=8, and throughput-256.
 # summary.txt; each bench's JSON in runs.tar.xz.
 #   scripts/gpu/run_l2_prefetch.sh [ROUNDS]   (default 2)
 set -uo pipefail
@@ -37,11 +38,13 @@ bench() {
 }
 {
   for r in $(seq 1 "$rounds"); do
-    for switch in 0 1; do
-      MINIVLLM_L2_PREFETCH=$switch "$bin/gpu_step_modes" data/models/qwen3-0.6b "$PWD/$bin" \
-        > "$out/steps-$switch-$r.log" 2>&1
-      grep -E "^ +(decode|prompt)" "$out/steps-$switch-$r.log" | sed "s/^/prefetch $switch: /" \
-        | tee -a "$out/summary.txt"
+    # The prefetch off and on; then with the tile GEMM (which asks for the next weight, where
+    # cuBLAS cannot) taking up to 128 rows (MINIVLLM_TILE_MAX_ROWS), for the 128-token prompt.
+    for variant in 0:32 1:32 0:128 1:128; do
+      MINIVLLM_L2_PREFETCH=${variant%:*} MINIVLLM_TILE_MAX_ROWS=${variant#*:} \
+        "$bin/gpu_step_modes" data/models/qwen3-0.6b "$PWD/$bin" > "$out/steps-$variant-$r.log" 2>&1
+      grep -E "^ +(decode|prompt)" "$out/steps-$variant-$r.log" \
+        | sed "s/^/prefetch ${variant%:*} tile <= ${variant#*:}: /" | tee -a "$out/summary.txt"
     done
     for kind in c1 c8 throughput; do
       bench 0 "$kind"

@@ -12,7 +12,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 make_model qwen3-0.6b qwen3
 bin=.gpu/bundle/bin
 {
-  for t in test_cuda_skinny_gemm test_cuda_golden test_cuda_step_runner test_cuda_engine; do
+  for t in test_cuda_skinny_gemm test_cuda_tile_gemm test_cuda_golden test_cuda_step_runner \
+           test_cuda_engine; do
     "$bin/$t"
     rc=$?
     echo "== $t exit $rc"

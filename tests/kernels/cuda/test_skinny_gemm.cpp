@@ -59,8 +59,15 @@ class SkinnyGemmKernel : public test::CudaKernelTest {
         ASSERT_CUDA(cuda::launch_skinny_gemm(d_x.get(), d_w.get(), out_dtype, d_y.get(), m, s.out,
                                              s.in, nullptr));
         ASSERT_CUDA(cudaStreamSynchronize(nullptr));
-        test::expect_close(test::download(d_y, out_dtype, n), want, test::tolerance(out_dtype),
-                           "y");
+        const std::vector<float> y = test::download(d_y, out_dtype, n);
+        test::expect_close(y, want, test::tolerance(out_dtype), "y");
+        // Asking the L2 for bytes (here W itself, a 16-byte multiple) changes no bit.
+        test::poison(d_y);
+        ASSERT_CUDA(cuda::launch_skinny_gemm(d_x.get(), d_w.get(), out_dtype, d_y.get(), m, s.out,
+                                             s.in, nullptr,
+                                             {d_w.get(), w.size() * 2 / 16 * 16}));
+        ASSERT_CUDA(cudaStreamSynchronize(nullptr));
+        EXPECT_EQ(test::download(d_y, out_dtype, n), y) << "with an L2 prefetch";
       }
     }
   }
@@ -98,6 +105,13 @@ TEST_F(SkinnyGemmKernel, RejectsWhatItCannotRead) {
             cudaErrorInvalidValue);
   EXPECT_EQ(cuda::launch_skinny_gemm(buf.get(), buf.get(), DType::bf16, buf.get(), -1, 4, 8,
                                      nullptr),
+            cudaErrorInvalidValue);
+  // An L2 prefetch must be 16-byte aligned and a multiple of 16 bytes.
+  EXPECT_EQ(cuda::launch_skinny_gemm(buf.get(), buf.get(), DType::bf16, buf.get(), 1, 4, 8,
+                                     nullptr, {base + 8, 64}),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(cuda::launch_skinny_gemm(buf.get(), buf.get(), DType::bf16, buf.get(), 1, 4, 8,
+                                     nullptr, {base, 24}),
             cudaErrorInvalidValue);
 }
 

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Run on the GPU machine after scripts/gpu/bundle.sh: the two latency levers in one short call
+# (when device time is scarce), Qwen3-0.6B shape (configs/qwen3-0.6b-h200.toml), bf16, most
+# telling first, each line of summary.txt written as it completes:
+#   the GEMM and step-runner tests (tests.log);
+#   gpu_step_modes with the L2 prefetch off / on (MINIVLLM_L2_PREFETCH), and on with the tile
+#   GEMM up to 128 rows (MINIVLLM_TILE_MAX_ROWS);
+#   c=1 TPOT with the prefetch off / on; TTFT of a lone 128-token prompt with prefill graphs off
+#   (cuda_graph_max_prefill_tokens = 0) / on (512);
+#   throughput-256 with both off, then both on (within 2 %);
+#   TTFT of a lone 1,024-token prompt with prefill graphs at 0 / 1,024.
+# Each bench's JSON in runs.tar.xz.
+#   scripts/gpu/run_latency_levers.sh
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
+make_model qwen3-0.6b qwen3
+bin=.gpu/bundle/bin
+{
+  for t in test_cuda_skinny_gemm test_cuda_tile_gemm test_cuda_step_runner; do
+    "$bin/$t"
+    rc=$?
+    echo "== $t exit $rc"
+  done
+} > "$out/tests.log" 2>&1
+grep -E "^== .* exit|FAILED" "$out/tests.log" | tee -a "$out/summary.txt"
+for variant in 0:32 1:32 1:128; do
+  MINIVLLM_L2_PREFETCH=${variant%:*} MINIVLLM_TILE_MAX_ROWS=${variant#*:} \
+    "$bin/gpu_step_modes" data/models/qwen3-0.6b "$PWD/$bin" > "$out/steps-$variant.log" 2>&1
+  grep -E "^ +(decode (1|8|64|256)|prompt)" "$out/steps-$variant.log" \
+    | sed "s/^/prefetch ${variant%:*} tile <= ${variant#*:}: /" | tee -a "$out/summary.txt"
+done
+# bench LABEL PREFETCH PREFILL_GRAPH_TOKENS ARGS...: one bench, summarized.
+bench() {
+  local label=$1 prefetch=$2 tokens=$3
+  shift 3
+  local json="$runs/$label.json"
+  MINIVLLM_L2_PREFETCH=$prefetch "$MINIVLLM_BIN" bench "$@" --config configs/qwen3-0.6b-h200.toml \
+    --set "runtime.plugin_dirs=[\"$PWD/$bin\"]" --set model.path=data/models/qwen3-0.6b \
+    --set "runtime.cuda_graph_max_prefill_tokens=$tokens" --output "$json" >> "$out/engine.log" 2>&1
+  python3 scripts/gpu/bench_summary.py "$label" "$json" | tee -a "$out/summary.txt"
+}
+bench "c1 prefetch off" 0 512 latency --concurrency 1
+bench "c1 prefetch on" 1 512 latency --concurrency 1
+for tokens in 0 512 0 512; do
+  bench "ttft128 prefill graphs <= $tokens" 1 "$tokens" latency --concurrency 1 --prompt-len 128 \
+    --max-tokens 1 --num-requests 32
+done
+bench "throughput-256 both off" 0 0 throughput --workload benchmarks/throughput-256.json
+bench "throughput-256 both on" 1 512 throughput --workload benchmarks/throughput-256.json
+for tokens in 0 1024; do
+  bench "ttft1024 prefill graphs <= $tokens" 1 "$tokens" latency --concurrency 1 \
+    --prompt-len 1024 --max-tokens 1 --num-requests 32
+done
+tar -C "$runs" -cJf "$out/runs.tar.xz" .

@@ -29,11 +29,13 @@ for variant in 0:32 1:32 1:128; do
   grep -E "^ +(decode (1|8|64|256)|prompt)" "$out/steps-$variant.log" \
     | sed "s/^/prefetch ${variant%:*} tile <= ${variant#*:}: /" | tee -a "$out/summary.txt"
 done
-# bench LABEL PREFETCH PREFILL_GRAPH_TOKENS ARGS...: one bench, summarized.
+# bench LABEL PREFETCH PREFILL_GRAPH_TOKENS ARGS...: one bench, summarized (its JSON numbered).
+runs_done=0
 bench() {
   local label=$1 prefetch=$2 tokens=$3
   shift 3
-  local json="$runs/$label.json"
+  runs_done=$((runs_done + 1))
+  local json="$runs/$runs_done.json"
   MINIVLLM_L2_PREFETCH=$prefetch "$MINIVLLM_BIN" bench "$@" --config configs/qwen3-0.6b-h200.toml \
     --set "runtime.plugin_dirs=[\"$PWD/$bin\"]" --set model.path=data/models/qwen3-0.6b \
     --set "runtime.cuda_graph_max_prefill_tokens=$tokens" --output "$json" >> "$out/engine.log" 2>&1

@@ -136,10 +136,11 @@ CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs, const NcclRa
   MV_CUDA_CHECK(cudaSetDevice(device_));
   int l2_bytes = 0;
   MV_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device_));
-  l2_prefetch_max_bytes_ = static_cast<std::size_t>(l2_bytes) / 2;
-  // TEMPORARY A/B switch for the first measurement of the prefetch.
-  if (const char* env = std::getenv("MINIVLLM_L2_PREFETCH"); env != nullptr && env[0] == '0')
-    l2_prefetch_max_bytes_ = 0;
+  // Experiments not yet measured on a GPU, off unless asked for (docs/engine-speed.md):
+  // MINIVLLM_L2_PREFETCH=1 asks the L2 for the next projection's weights (up to half the L2);
+  // MINIVLLM_TILE_MAX_ROWS=N sends GEMMs of up to N rows (default 32) to the tile GEMM.
+  if (const char* env = std::getenv("MINIVLLM_L2_PREFETCH"); env != nullptr && env[0] == '1')
+    l2_prefetch_max_bytes_ = static_cast<std::size_t>(l2_bytes) / 2;
   if (const char* env = std::getenv("MINIVLLM_TILE_MAX_ROWS"); env != nullptr)
     tile_max_rows_ = std::atoi(env);
   pool_ = cuda::DevicePool::create(device_);

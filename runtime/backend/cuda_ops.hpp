@@ -175,8 +175,8 @@ class CudaOps final : public Ops {
   std::int64_t sampled_rows_ = 0;
   std::unique_ptr<NcclCommunicator> nccl_;  // null: a group of one
   NextWeights next_weights_;
-  std::size_t l2_prefetch_max_bytes_ = 0;  // half the L2: larger weights are not prefetched
-  std::int64_t tile_max_rows_ = 32;  // TEMPORARY: MINIVLLM_TILE_MAX_ROWS for the A/B
+  std::size_t l2_prefetch_max_bytes_ = 0;  // 0: no prefetch; else larger weights are not asked for
+  std::int64_t tile_max_rows_ = 32;          // MINIVLLM_TILE_MAX_ROWS (an experiment)
 };
 
 }  // namespace minivllm

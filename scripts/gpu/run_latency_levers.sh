@@ -9,21 +9,27 @@
 #   (cuda_graph_max_prefill_tokens = 0) / on (512);
 #   throughput-256 with both off, then both on (within 2 %);
 #   TTFT of a lone 1,024-token prompt with prefill graphs at 0 / 1,024.
-# Each bench's JSON in runs.tar.xz.
-#   scripts/gpu/run_latency_levers.sh
+# Each bench's JSON in runs.tar.xz. `short` (for a call with ~2 minutes left): only the GEMM
+# tests, the step modes with the prefetch off / on, and c=1 TPOT off / on.
+#   scripts/gpu/run_latency_levers.sh [short]
 set -uo pipefail
+short=${1:-}
 source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 make_model qwen3-0.6b qwen3
 bin=.gpu/bundle/bin
 {
-  for t in test_cuda_skinny_gemm test_cuda_tile_gemm test_cuda_step_runner; do
+  tests=(test_cuda_skinny_gemm test_cuda_tile_gemm)
+  [ -z "$short" ] && tests+=(test_cuda_step_runner)
+  for t in "${tests[@]}"; do
     "$bin/$t"
     rc=$?
     echo "== $t exit $rc"
   done
 } > "$out/tests.log" 2>&1
 grep -E "^== .* exit|FAILED" "$out/tests.log" | tee -a "$out/summary.txt"
-for variant in 0:32 1:32 1:128; do
+variants=(0:32 1:32)
+[ -z "$short" ] && variants+=(1:128)
+for variant in "${variants[@]}"; do
   MINIVLLM_L2_PREFETCH=${variant%:*} MINIVLLM_TILE_MAX_ROWS=${variant#*:} \
     "$bin/gpu_step_modes" data/models/qwen3-0.6b "$PWD/$bin" > "$out/steps-$variant.log" 2>&1
   grep -E "^ +(decode (1|8|64|256)|prompt)" "$out/steps-$variant.log" \
@@ -43,6 +49,7 @@ bench() {
 }
 bench "c1 prefetch off" 0 512 latency --concurrency 1
 bench "c1 prefetch on" 1 512 latency --concurrency 1
+[ -n "$short" ] && exit 0
 for tokens in 0 512 0 512; do
   bench "ttft128 prefill graphs <= $tokens" 1 "$tokens" latency --concurrency 1 --prompt-len 128 \
     --max-tokens 1 --num-requests 32

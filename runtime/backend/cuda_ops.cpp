@@ -141,8 +141,13 @@ CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs, const NcclRa
   // MINIVLLM_TILE_MAX_ROWS=N sends GEMMs of up to N rows (default 32) to the tile GEMM.
   if (const char* env = std::getenv("MINIVLLM_L2_PREFETCH"); env != nullptr && env[0] == '1')
     l2_prefetch_max_bytes_ = static_cast<std::size_t>(l2_bytes) / 2;
-  if (const char* env = std::getenv("MINIVLLM_TILE_MAX_ROWS"); env != nullptr)
-    tile_max_rows_ = std::atoi(env);
+  if (const char* env = std::getenv("MINIVLLM_TILE_MAX_ROWS"); env != nullptr) {
+    char* end = nullptr;
+    tile_max_rows_ = std::strtol(env, &end, 10);
+    REQUIRE(end != env && *end == '\0' && tile_max_rows_ >= 0 && tile_max_rows_ <= 4096,
+            "CudaOps", "MINIVLLM_TILE_MAX_ROWS must be a row count 0..4096, is '" +
+                           std::string(env) + "'");
+  }
   pool_ = cuda::DevicePool::create(device_);
   allocator_ = pool_.get();
   blas_workspace_ = pool_->allocate(kBlasWorkspaceBytes);

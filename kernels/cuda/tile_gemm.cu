@@ -7,9 +7,9 @@
 
 #include "kernels/cuda/detail/cp_async.cuh"
 #include "kernels/cuda/detail/dependent_launch.cuh"
-#include "kernels/cuda/detail/l2_prefetch.cuh"
 #include "kernels/cuda/detail/device_facts.cuh"
 #include "kernels/cuda/detail/element.cuh"
+#include "kernels/cuda/detail/l2_prefetch.cuh"
 #include "kernels/cuda/detail/silu.cuh"
 #include "kernels/cuda/detail/warpgroup_mma.cuh"
 
@@ -182,7 +182,7 @@ template <int MT, int NT, class Output>
 __global__ __launch_bounds__(kThreads) void tile_gemm_kernel(const __nv_bfloat16* x,
                                                              const __nv_bfloat16* w, Output output,
                                                              std::int64_t m, int in_features,
-                                                             Splits splits, L2Prefetch next) {
+                                                             Splits splits, L2Prefetch prefetch) {
   using T = Tile<MT, NT>;
   constexpr int kStages = T::kStages;
   extern __shared__ __align__(128) unsigned char shared[];
@@ -230,7 +230,7 @@ __global__ __launch_bounds__(kThreads) void tile_gemm_kernel(const __nv_bfloat16
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s)
     if (s < steps) load_w(s);
-  detail::prefetch_block_share(next);
+  detail::prefetch_block_share(prefetch);
   detail::wait_for_prior_grids();
   detail::allow_dependents();
 #pragma unroll
@@ -304,7 +304,7 @@ std::size_t split_bytes(const TileFacts& f, std::int64_t tiles, int count) {
 
 template <int MT, int NT, class Output>
 cudaError_t launch_tile(const void* x, const void* w, Output output, std::int64_t m,
-                        std::int64_t in_features, dim3 grid, Splits splits, L2Prefetch next,
+                        std::int64_t in_features, dim3 grid, Splits splits, L2Prefetch prefetch,
                         cudaStream_t stream) {
   using T = Tile<MT, NT>;
   const auto kernel = tile_gemm_kernel<MT, NT, Output>;
@@ -321,7 +321,7 @@ cudaError_t launch_tile(const void* x, const void* w, Output output, std::int64_
   return detail::launch_dependent(kernel, grid, kThreads, T::kSharedBytes, stream,
                                   static_cast<const __nv_bfloat16*>(x),
                                   static_cast<const __nv_bfloat16*>(w), output, m,
-                                  static_cast<int>(in_features), splits, next);
+                                  static_cast<int>(in_features), splits, prefetch);
 }
 
 template <class Output>

@@ -89,13 +89,14 @@ Tensor shape_only(Shape shape) {
 //   3.7 vs 4.3 us; at 4: 4.7 vs 4.3), o_proj up to 6 (at 4: 3.4 vs 4.3; at 8: 5.2 vs 4.3), down
 //   up to 4 (4.8 vs 5.1; at 8: 7.3 vs 5.1), gate/up with silu_and_mul up to 2 (5.5 vs 5.6; at 4:
 //   6.9 vs 5.6);
-// - else the tile GEMM up to 32 rows: 1.06-1.13x cuBLAS on the fused qkv, 1.23-1.35x on o_proj
-//   and down (split over in_features), ~1.02x on the lm_head; a decode layer's GEMMs with the
-//   activation fused 19-20 vs 24-25 us. From ~48 rows cuBLAS is as fast or faster.
+// - else the tile GEMM up to tile_max_rows (32; MINIVLLM_TILE_MAX_ROWS, an experiment):
+//   1.06-1.13x cuBLAS on the fused qkv, 1.23-1.35x on o_proj and down (split over in_features),
+//   ~1.02x on the lm_head; a decode layer's GEMMs with the activation fused 19-20 vs 24-25 us.
+//   From ~48 rows cuBLAS is as fast or faster.
 // - else cuBLAS.
 enum class GemmKernel { skinny, tile, cublas };
 GemmKernel gemm_kernel_for(DType compute_dtype, const Tensor& x, const Tensor& weight,
-                           std::int64_t kTileMaxRows) {
+                           std::int64_t tile_max_rows) {
   constexpr std::int64_t kSkinnyMaxRows = 8, kSkinnyMaxMultiplyAdds = 3 * (std::int64_t{1} << 22);
   if (compute_dtype != DType::bf16) return GemmKernel::cublas;
   const std::int64_t m = x.dim(0), out_features = weight.dim(0), in_features = x.dim(1);
@@ -103,7 +104,7 @@ GemmKernel gemm_kernel_for(DType compute_dtype, const Tensor& x, const Tensor& w
       m == 1 || (m <= kSkinnyMaxRows && m * in_features * out_features <= kSkinnyMaxMultiplyAdds);
   if (skinny_wins && cuda::skinny_gemm_supports(in_features, x.data(), weight.data()))
     return GemmKernel::skinny;
-  if (m <= kTileMaxRows && cuda::tile_gemm_supports(in_features, x.data(), weight.data()))
+  if (m <= tile_max_rows && cuda::tile_gemm_supports(in_features, x.data(), weight.data()))
     return GemmKernel::tile;
   return GemmKernel::cublas;
 }
@@ -292,6 +293,7 @@ Tensor CudaOps::embedding(const Tensor& table, const Batch& batch, std::int64_t 
 }
 
 cuda::L2Prefetch CudaOps::prefetch_after(const Tensor& weight) {
+  if (l2_prefetch_max_bytes_ == 0) return {};
   const NextWeights::Region next = next_weights_.read(weight, l2_prefetch_max_bytes_);
   const cuda::L2Prefetch prefetch{next.data, next.bytes / 16 * 16};
   return cuda::l2_prefetch_valid(prefetch) ? prefetch : cuda::L2Prefetch{};
@@ -445,10 +447,10 @@ Tensor CudaOps::linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weigh
               shape_string(gate_up_weight.shape()) + " (its rows must be gate then up)");
   const GemmKernel kernel = gemm_kernel_for(dtype_, x, gate_up_weight, tile_max_rows_);
   if (kernel == GemmKernel::cublas) return Ops::linear_silu_and_mul(x, gate_up_weight);
-  const cuda::L2Prefetch next = prefetch_after(gate_up_weight);
   const std::int64_t width = gate_up_weight.dim(0) / 2;
   Tensor out = empty({x.dim(0), width}, dtype_);
   if (out.numel() == 0) return out;
+  const cuda::L2Prefetch next = prefetch_after(gate_up_weight);
   if (kernel == GemmKernel::skinny)
     MV_CUDA_CHECK(cuda::launch_skinny_gemm_silu_and_mul(x.data(), gate_up_weight.data(),
                                                         out.data(), x.dim(0), width, x.dim(1),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the GPU machine after scripts/gpu/bundle.sh: the projection weights' L2 prefetch
-# (kernels/cuda/l2_prefetch.cuh) off (MINIVLLM_L2_PREFETCH=0) and on, alternated, Qwen3-0.6B
+# (kernels/cuda/l2_prefetch.cuh) off (MINIVLLM_L2_PREFETCH=0) and on (1), alternated, Qwen3-0.6B
 # shape (configs/qwen3-0.6b-h200.toml), bf16: the GPU tests with it on (tests.log), then ROUNDS
 # rounds of gpu_step_modes (steps-*.log; also with the tile GEMM up to 128 rows), `bench latency`
 # at c=1 and c=8, and throughput-256.
@@ -14,7 +14,7 @@ bin=.gpu/bundle/bin
 {
   for t in test_cuda_skinny_gemm test_cuda_tile_gemm test_cuda_golden test_cuda_step_runner \
            test_cuda_engine; do
-    "$bin/$t"
+    MINIVLLM_L2_PREFETCH=1 "$bin/$t"
     rc=$?
     echo "== $t exit $rc"
   done

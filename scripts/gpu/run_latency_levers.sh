@@ -2,15 +2,15 @@
 # Run on the GPU machine after scripts/gpu/bundle.sh: the two latency levers in one short call
 # (when device time is scarce), Qwen3-0.6B shape (configs/qwen3-0.6b-h200.toml), bf16, most
 # telling first, each line of summary.txt written as it completes:
-#   the GEMM and step-runner tests (tests.log);
+#   the GEMM tests, and the step runner's and the goldens' with the prefetch on (tests.log);
 #   gpu_step_modes with the L2 prefetch off / on (MINIVLLM_L2_PREFETCH), and on with the tile
 #   GEMM up to 128 rows (MINIVLLM_TILE_MAX_ROWS);
 #   c=1 TPOT with the prefetch off / on; TTFT of a lone 128-token prompt with prefill graphs off
 #   (cuda_graph_max_prefill_tokens = 0) / on (512);
 #   throughput-256 with both off, then both on (within 2 %);
 #   TTFT of a lone 1,024-token prompt with prefill graphs at 0 / 1,024.
-# Each bench's JSON in runs.tar.xz. `short` (for a call with ~2 minutes left): only the GEMM
-# tests, the step modes with the prefetch off / on, and c=1 TPOT off / on.
+# Each bench's JSON in runs.tar.xz. `short` (for a call with ~2 minutes left): only the GEMM and
+# step-runner tests, the step modes with the prefetch off / on, and c=1 TPOT off / on.
 #   scripts/gpu/run_latency_levers.sh [short]
 set -uo pipefail
 short=${1:-}
@@ -18,10 +18,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 make_model qwen3-0.6b qwen3
 bin=.gpu/bundle/bin
 {
-  tests=(test_cuda_skinny_gemm test_cuda_tile_gemm)
-  [ -z "$short" ] && tests+=(test_cuda_step_runner)
+  tests=(test_cuda_skinny_gemm test_cuda_tile_gemm test_cuda_step_runner)
+  [ -z "$short" ] && tests+=(test_cuda_golden)
   for t in "${tests[@]}"; do
-    "$bin/$t"
+    MINIVLLM_L2_PREFETCH=1 "$bin/$t"
     rc=$?
     echo "== $t exit $rc"
   done
@@ -49,15 +49,16 @@ bench() {
 }
 bench "c1 prefetch off" 0 512 latency --concurrency 1
 bench "c1 prefetch on" 1 512 latency --concurrency 1
-[ -n "$short" ] && exit 0
-for tokens in 0 512 0 512; do
-  bench "ttft128 prefill graphs <= $tokens" 1 "$tokens" latency --concurrency 1 --prompt-len 128 \
-    --max-tokens 1 --num-requests 32
-done
-bench "throughput-256 both off" 0 0 throughput --workload benchmarks/throughput-256.json
-bench "throughput-256 both on" 1 512 throughput --workload benchmarks/throughput-256.json
-for tokens in 0 1024; do
-  bench "ttft1024 prefill graphs <= $tokens" 1 "$tokens" latency --concurrency 1 \
-    --prompt-len 1024 --max-tokens 1 --num-requests 32
-done
+if [ -z "$short" ]; then
+  for tokens in 0 512 0 512; do
+    bench "ttft128 prefill graphs <= $tokens" 1 "$tokens" latency --concurrency 1 --prompt-len 128 \
+      --max-tokens 1 --num-requests 32
+  done
+  bench "throughput-256 both off" 0 0 throughput --workload benchmarks/throughput-256.json
+  bench "throughput-256 both on" 1 512 throughput --workload benchmarks/throughput-256.json
+  for tokens in 0 1024; do
+    bench "ttft1024 prefill graphs <= $tokens" 1 "$tokens" latency --concurrency 1 \
+      --prompt-len 1024 --max-tokens 1 --num-requests 32
+  done
+fi
 tar -C "$runs" -cJf "$out/runs.tar.xz" .

@@ -1,7 +1,7 @@
 #pragma once
-// The device side of L2Prefetch: each block of the grid (any shape) asks for its share, one bulk prefetch
-// (TMA, sm_90) issued by the block's first thread; no registers or shared memory held, nothing
-// waited on. Older GPUs compile it to nothing.
+// The device side of L2Prefetch: each block of the grid (any shape) asks for its share, one bulk
+// prefetch (TMA, sm_90) issued by the block's first thread; no registers or shared memory held,
+// nothing waited on. Older GPUs compile it to nothing.
 #include <cstdint>
 
 #include "kernels/cuda/l2_prefetch.cuh"
@@ -18,8 +18,9 @@ __device__ __forceinline__ void prefetch_block_share(const L2Prefetch& prefetch)
   const std::size_t begin = block * per_block;
   if (begin >= prefetch.bytes) return;
   const std::size_t size = min(per_block, prefetch.bytes - begin);
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(
-                   static_cast<const char*>(prefetch.data) + begin),
+  // The instruction takes a global-space address.
+  const auto address = __cvta_generic_to_global(static_cast<const char*>(prefetch.data) + begin);
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(address),
                "r"(static_cast<std::uint32_t>(size))
                : "memory");
 #endif

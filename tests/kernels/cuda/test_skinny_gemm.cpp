@@ -108,6 +108,9 @@ TEST_F(SkinnyGemmKernel, RejectsWhatItCannotRead) {
             cudaErrorInvalidValue);
   // An L2 prefetch must be 16-byte aligned and a multiple of 16 bytes.
   EXPECT_EQ(cuda::launch_skinny_gemm(buf.get(), buf.get(), DType::bf16, buf.get(), 1, 4, 8,
+                                     nullptr, {base, 64}),
+            cudaSuccess);
+  EXPECT_EQ(cuda::launch_skinny_gemm(buf.get(), buf.get(), DType::bf16, buf.get(), 1, 4, 8,
                                      nullptr, {base + 8, 64}),
             cudaErrorInvalidValue);
   EXPECT_EQ(cuda::launch_skinny_gemm(buf.get(), buf.get(), DType::bf16, buf.get(), 1, 4, 8,

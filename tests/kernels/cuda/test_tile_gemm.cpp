@@ -194,6 +194,10 @@ TEST_F(TileGemmKernel, RejectsWhatItCannotRead) {
   EXPECT_EQ(launch(base, DType::bf16, 1, 512, {}, {}), cudaSuccess);
   EXPECT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
   // An L2 prefetch must be 16-byte aligned and a multiple of 16 bytes.
+  EXPECT_EQ(cuda::launch_tile_gemm(buf.get(), buf.get(), DType::bf16, const_cast<char*>(base), 1,
+                                   4, 64, workspace_, nullptr, {}, {base, 64}),
+            cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
   for (const cuda::L2Prefetch bad : {cuda::L2Prefetch{base + 8, 64}, cuda::L2Prefetch{base, 24}})
     EXPECT_EQ(cuda::launch_tile_gemm(buf.get(), buf.get(), DType::bf16, const_cast<char*>(base),
                                      1, 4, 64, workspace_, nullptr, {}, bad),

@@ -1,5 +1,6 @@
 // NextWeights: the weight a forward read after a given one, learned from the forward before.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -47,8 +48,9 @@ TEST(NextWeights, AWeightReadTwiceInARowIsNotItsOwnSuccessor) {
   const Tensor a = owned(4), b = owned(4);
   NextWeights next;
   next.read(a, kAny);
-  next.read(a, kAny);  // the unfused gate/up path reads the same weight through linear again
   next.read(b, kAny);
+  next.read(a, kAny);
+  // The unfused gate/up path reads the same weight through linear again: a stays followed by b.
   EXPECT_EQ(next.read(a, kAny).data, b.data());
 }
 

@@ -208,7 +208,7 @@ TEST_F(TileGemmKernel, RejectsWhatItCannotRead) {
 // against the tile GEMM (bf16 gate_up, same split count) then silu_and_mul, bit for bit, and the
 // CPU reference of the same (gate_up rounded to bf16 as the GEMM stores it).
 TEST_F(TileGemmKernel, SiluAndMulMatchesUnfusedBitForBit) {
-  for (const auto [in, width] : {std::pair<std::int64_t, std::int64_t>{1024, 3072}, {192, 40},
+  for (const auto& [in, width] : {std::pair<std::int64_t, std::int64_t>{1024, 3072}, {192, 40},
                                  {64, 7}}) {
     const std::int64_t max_m = 130;
     const Operands o = random_operands(2 * width, in, max_m);

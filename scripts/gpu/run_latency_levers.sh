@@ -5,8 +5,8 @@
 #   the GEMM tests, and the step runner's and the goldens' with the prefetch on (tests.log);
 #   gpu_step_modes with the L2 prefetch off / on (MINIVLLM_L2_PREFETCH), and on with the tile
 #   GEMM up to 128 rows (MINIVLLM_TILE_MAX_ROWS);
-#   c=1 TPOT with the prefetch off / on; TTFT of a lone 128-token prompt with prefill graphs off
-#   (cuda_graph_max_prefill_tokens = 0) / on (512);
+#   c=1 and c=8 TPOT with the prefetch off / on; TTFT of a lone 128-token prompt with prefill
+#   graphs off (cuda_graph_max_prefill_tokens = 0) / on (512);
 #   throughput-256 with both off, then both on (within 2 %);
 #   TTFT of a lone 1,024-token prompt with prefill graphs at 0 / 1,024.
 # Each bench's JSON in runs.tar.xz. `short` (for a call with ~2 minutes left): only the GEMM and
@@ -50,6 +50,8 @@ bench() {
 bench "c1 prefetch off" 0 512 latency --concurrency 1
 bench "c1 prefetch on" 1 512 latency --concurrency 1
 if [ -z "$short" ]; then
+  bench "c8 prefetch off" 0 512 latency --concurrency 8
+  bench "c8 prefetch on" 1 512 latency --concurrency 8
   for tokens in 0 512 0 512; do
     bench "ttft128 prefill graphs <= $tokens" 1 "$tokens" latency --concurrency 1 --prompt-len 128 \
       --max-tokens 1 --num-requests 32

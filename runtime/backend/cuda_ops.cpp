@@ -140,8 +140,12 @@ CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs, const NcclRa
   // Experiments not yet measured on a GPU, off unless asked for (docs/engine-speed.md):
   // MINIVLLM_L2_PREFETCH=1 asks the L2 for the next projection's weights (up to half the L2);
   // MINIVLLM_TILE_MAX_ROWS=N sends GEMMs of up to N rows (default 32) to the tile GEMM.
-  if (const char* env = std::getenv("MINIVLLM_L2_PREFETCH"); env != nullptr && env[0] == '1')
-    l2_prefetch_max_bytes_ = static_cast<std::size_t>(l2_bytes) / 2;
+  if (const char* env = std::getenv("MINIVLLM_L2_PREFETCH"); env != nullptr) {
+    const std::string value = env;
+    REQUIRE(value == "0" || value == "1", "CudaOps",
+            "MINIVLLM_L2_PREFETCH must be 0 or 1, is '" + value + "'");
+    if (value == "1") l2_prefetch_max_bytes_ = static_cast<std::size_t>(l2_bytes) / 2;
+  }
   if (const char* env = std::getenv("MINIVLLM_TILE_MAX_ROWS"); env != nullptr) {
     char* end = nullptr;
     tile_max_rows_ = std::strtol(env, &end, 10);

@@ -25,6 +25,25 @@ cudaError_t launch_skinny_gemm(const void* x, const void* w, DType out_dtype, vo
                                std::int64_t m, std::int64_t out_features, std::int64_t in_features,
                                cudaStream_t stream, L2Prefetch next = {});
 
+// A pre-norm block's input, normalized as the GEMM reads it (rms_norm fused into the projection
+// that follows it): row i is h_i * weight / sqrt(mean(h_i^2) + eps), h = x + residual rounded to
+// bf16 as launch_add_rms_norm stores the residual stream (x null: h = residual, as
+// launch_rms_norm), all bf16 [m, in] (weight [in]). With x, h goes to residual_out [m, in], which
+// may alias neither x nor residual (the GEMM's blocks all read them). The normalized rows are not
+// rounded to bf16 before the products as the two kernels' are: the same within bf16 rounding.
+struct RmsNormedRows {
+  const void* x = nullptr;
+  const void* residual = nullptr;
+  const void* weight = nullptr;
+  float eps = 0.0f;
+  void* residual_out = nullptr;
+};
+
+// launch_skinny_gemm on normed rows: the norm costs no kernel of its own. Operands 16-byte aligned.
+cudaError_t launch_skinny_gemm(const RmsNormedRows& x, const void* w, DType out_dtype, void* y,
+                               std::int64_t m, std::int64_t out_features, std::int64_t in_features,
+                               cudaStream_t stream, L2Prefetch next = {});
+
 // The gated MLP's activation fused into the GEMM's epilogue: out [m, width] = silu(x @ W_gate^T) *
 // (x @ W_up^T), gate_up_w [2 * width, in] holding the gate rows then the up rows (the fused
 // gate/up projection), x and gate_up_w bf16, out bf16. Bit for bit launch_skinny_gemm to bf16 y
@@ -32,6 +51,11 @@ cudaError_t launch_skinny_gemm(const void* x, const void* w, DType out_dtype, vo
 // (skinny_gemm_supports), cost and graph safety as launch_skinny_gemm.
 cudaError_t launch_skinny_gemm_silu_and_mul(const void* x, const void* gate_up_w, void* out,
                                             std::int64_t m, std::int64_t width,
+                                            std::int64_t in_features, cudaStream_t stream,
+                                            L2Prefetch next = {});
+// The same on normed rows (RmsNormedRows).
+cudaError_t launch_skinny_gemm_silu_and_mul(const RmsNormedRows& x, const void* gate_up_w,
+                                            void* out, std::int64_t m, std::int64_t width,
                                             std::int64_t in_features, cudaStream_t stream,
                                             L2Prefetch next = {});
 

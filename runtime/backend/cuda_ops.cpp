@@ -74,6 +74,18 @@ cudaDataType_t blas_type(DType t) { return t == DType::f32 ? CUDA_R_32F : CUDA_R
 // cuBLAS's recommended workspace on Hopper.
 constexpr std::size_t kBlasWorkspaceBytes = std::size_t{32} << 20;
 
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+// An experiment's switch: false unless the variable is "1"; anything but "0" or "1" is an error.
+bool env_switch(const char* name) {
+  const char* env = std::getenv(name);
+  if (env == nullptr) return false;
+  const std::string value = env;
+  REQUIRE(value == "0" || value == "1", "CudaOps",
+          std::string(name) + " must be 0 or 1, is '" + value + "'");
+  return value == "1";
+}
+
 // A tensor of `shape` without memory, for the host-side shape checks.
 Tensor shape_only(Shape shape) {
   return {nullptr, nullptr, DType::f32, std::move(shape), Device::cuda};
@@ -139,13 +151,11 @@ CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs, const NcclRa
   MV_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device_));
   // Experiments not yet measured on a GPU, off unless asked for (docs/engine-speed.md):
   // MINIVLLM_L2_PREFETCH=1 asks the L2 for the next projection's weights (up to half the L2);
-  // MINIVLLM_TILE_MAX_ROWS=N sends GEMMs of up to N rows (default 32) to the tile GEMM.
-  if (const char* env = std::getenv("MINIVLLM_L2_PREFETCH"); env != nullptr) {
-    const std::string value = env;
-    REQUIRE(value == "0" || value == "1", "CudaOps",
-            "MINIVLLM_L2_PREFETCH must be 0 or 1, is '" + value + "'");
-    if (value == "1") l2_prefetch_max_bytes_ = static_cast<std::size_t>(l2_bytes) / 2;
-  }
+  // MINIVLLM_TILE_MAX_ROWS=N sends GEMMs of up to N rows (default 32) to the tile GEMM;
+  // MINIVLLM_NORM_GEMM=1 runs a pre-norm block's RMSNorm inside the skinny GEMM that follows it.
+  if (env_switch("MINIVLLM_L2_PREFETCH"))
+    l2_prefetch_max_bytes_ = static_cast<std::size_t>(l2_bytes) / 2;
+  norm_in_gemm_ = env_switch("MINIVLLM_NORM_GEMM");
   if (const char* env = std::getenv("MINIVLLM_TILE_MAX_ROWS"); env != nullptr) {
     char* end = nullptr;
     tile_max_rows_ = std::strtol(env, &end, 10);
@@ -463,6 +473,60 @@ Tensor CudaOps::linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weigh
     MV_CUDA_CHECK(cuda::launch_tile_gemm_silu_and_mul(x.data(), gate_up_weight.data(),
                                                       out.data(), x.dim(0), width, x.dim(1),
                                                       tile_workspace(), stream_, {}, next));
+  return out;
+}
+
+std::optional<cuda::RmsNormedRows> CudaOps::normed_rows(const PreNorm& in, const Tensor& weight) {
+  if (!norm_in_gemm_ || dtype_ != DType::bf16) return std::nullopt;
+  require_device(in.residual, dtype_, 2, "normed_linear", "residual");
+  require_device(in.weight, dtype_, 1, "normed_linear", "norm weight");
+  require_device(weight, dtype_, 2, "normed_linear", "weight");
+  REQUIRE(in.weight.dim(0) == in.residual.dim(1) && weight.dim(1) == in.residual.dim(1),
+          "normed_linear",
+          "residual " + shape_string(in.residual.shape()) + ", norm weight " +
+              shape_string(in.weight.shape()) + " and weight " + shape_string(weight.shape()) +
+              " do not match");
+  if (in.x.defined()) {
+    require_device(in.x, dtype_, 2, "normed_linear", "x");
+    REQUIRE(in.x.shape() == in.residual.shape(), "normed_linear",
+            "x " + shape_string(in.x.shape()) + " does not match residual " +
+                shape_string(in.residual.shape()));
+  }
+  if (in.residual.numel() == 0 ||
+      gemm_kernel_for(dtype_, in.residual, weight, tile_max_rows_) != GemmKernel::skinny ||
+      (in.x.defined() && !aligned16(in.x.data())) || !aligned16(in.weight.data()))
+    return std::nullopt;
+  cuda::RmsNormedRows rows{in.x.defined() ? in.x.data() : nullptr, in.residual.data(),
+                           in.weight.data(), in.eps, nullptr};
+  if (in.x.defined()) {  // the GEMM's blocks all read the old stream: the new one goes elsewhere
+    in.residual = empty(in.residual.shape(), dtype_);
+    rows.residual_out = in.residual.data();
+  }
+  return rows;
+}
+
+Tensor CudaOps::normed_linear(const PreNorm& in, const Tensor& weight) {
+  const std::optional<cuda::RmsNormedRows> rows = normed_rows(in, weight);
+  if (!rows) return Ops::normed_linear(in, weight);
+  const std::int64_t m = in.residual.dim(0), out_features = weight.dim(0);
+  Tensor y = empty({m, out_features}, dtype_);
+  MV_CUDA_CHECK(cuda::launch_skinny_gemm(*rows, weight.data(), dtype_, y.data(), m, out_features,
+                                         weight.dim(1), stream_, prefetch_after(weight)));
+  return y;
+}
+
+Tensor CudaOps::normed_linear_silu_and_mul(const PreNorm& in, const Tensor& gate_up_weight) {
+  REQUIRE(gate_up_weight.rank() == 2 && gate_up_weight.dim(0) % 2 == 0,
+          "normed_linear_silu_and_mul",
+          "gate_up_weight " + shape_string(gate_up_weight.shape()) +
+              " must be 2-d with gate then up rows");
+  const std::optional<cuda::RmsNormedRows> rows = normed_rows(in, gate_up_weight);
+  if (!rows) return Ops::normed_linear_silu_and_mul(in, gate_up_weight);
+  const std::int64_t m = in.residual.dim(0), width = gate_up_weight.dim(0) / 2;
+  Tensor out = empty({m, width}, dtype_);
+  MV_CUDA_CHECK(cuda::launch_skinny_gemm_silu_and_mul(*rows, gate_up_weight.data(), out.data(), m,
+                                                      width, gate_up_weight.dim(1), stream_,
+                                                      prefetch_after(gate_up_weight)));
   return out;
 }
 

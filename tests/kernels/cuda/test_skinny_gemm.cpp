@@ -282,8 +282,11 @@ class SkinnyGemmNormedRows : public test::CudaKernelTest {
         ASSERT_CUDA(cudaStreamSynchronize(nullptr));
         const auto fused = test::download(d_fused, out_dtype, n);
         test::expect_close(fused, want, test::tolerance(out_dtype), "fused against the CPU");
+        // Both sides round to bf16 (the unfused the normed rows, both gate and up): twice the
+        // tolerance of one (H100: up to 1.9 % with silu_and_mul).
         test::expect_close(fused, test::download(d_unfused, out_dtype, n),
-                           test::tolerance(DType::bf16), "fused against the norm kernel + GEMM");
+                           2 * test::tolerance(DType::bf16),
+                           "fused against the norm kernel + GEMM");
       }
       if (c.add) {
         EXPECT_EQ(test::download_raw<std::uint16_t>(d_residual_out, rows),

@@ -2,7 +2,6 @@
 
 #include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/detail/element.cuh"
-#include "kernels/cuda/detail/l2_prefetch.cuh"
 #include "kernels/cuda/detail/reduce.cuh"
 #include "kernels/cuda/detail/silu.cuh"
 
@@ -81,79 +80,6 @@ struct BlockSums {
   }
 };
 
-// Where the rows of x come from. A block reads each of its threads' 16-byte chunks of every row.
-//
-// x as it is.
-struct PlainRows {
-  static constexpr bool kNormed = false;
-  const uint4* x;
-
-  PlainRows slice(std::int64_t first_chunk) const { return {x + first_chunk}; }
-  __device__ void load(int i, int c, int chunks, float (&xf)[kChunk]) const {
-    unpack_bf16x8(__ldg(x + static_cast<std::int64_t>(i) * chunks + c), xf);
-  }
-};
-
-// A pre-norm block's input, normalized on the way in: row i is h_i * weight / rms(h_i), h = x +
-// residual rounded to bf16 (x null: h = residual). No pass over the rows precedes the GEMM: a
-// thread multiplies its chunks of h by the weight as it reads them and adds up their squares, and
-// the block's sums are scaled by each row's 1 / rms at the end. Block 0 stores h (with x).
-struct NormedRows {
-  static constexpr bool kNormed = true;
-  const uint4* x;
-  const uint4* residual;
-  const uint4* weight;
-  uint4* residual_out;
-  float eps;
-
-  NormedRows slice(std::int64_t first_chunk) const {
-    return {x != nullptr ? x + first_chunk : nullptr, residual + first_chunk, weight,
-            x != nullptr ? residual_out + first_chunk : nullptr, eps};
-  }
-  // xf = chunk c of row i's h times the weight; squares += its squares.
-  __device__ void load(int i, int c, int chunks, const float (&wf)[kChunk], float (&xf)[kChunk],
-                       float& squares) const {
-    const std::int64_t at = static_cast<std::int64_t>(i) * chunks + c;
-    float h[kChunk];
-    unpack_bf16x8(__ldg(residual + at), h);
-    if (x != nullptr) {
-      float xv[kChunk];
-      unpack_bf16x8(__ldg(x + at), xv);
-      unsigned words[kChunk / 2];
-#pragma unroll
-      for (int j = 0; j < kChunk; j += 2) {  // as add_rms_norm stores the residual stream
-        const __nv_bfloat16 lo = __float2bfloat16_rn(h[j] + xv[j]);
-        const __nv_bfloat16 hi = __float2bfloat16_rn(h[j + 1] + xv[j + 1]);
-        h[j] = __bfloat162float(lo);
-        h[j + 1] = __bfloat162float(hi);
-        words[j / 2] = static_cast<unsigned>(__bfloat16_as_ushort(lo)) |
-                       static_cast<unsigned>(__bfloat16_as_ushort(hi)) << 16;
-      }
-      if (blockIdx.x == 0) residual_out[at] = uint4{words[0], words[1], words[2], words[3]};
-    }
-#pragma unroll
-    for (int j = 0; j < kChunk; ++j) {
-      squares = fmaf(h[j], h[j], squares);
-      xf[j] = h[j] * wf[j];
-    }
-  }
-};
-
-// Row i's sums times its 1 / rms (rms_norm's formula), from the block's squares [warp][row].
-template <int kSums, int MB>
-struct NormedSums {
-  BlockSums<kSums> sums;
-  const float (*squares)[MB];
-  float features;
-  float eps;
-  __device__ float operator()(int i, int r) const {
-    float total = 0.0f;
-#pragma unroll
-    for (int k = 0; k < kThreads / 32; ++k) total += squares[k][i];
-    return sums(i, r) * rsqrtf(total / features + eps);
-  }
-};
-
 // Epilogues: which rows of W a block reads, and what it makes of their sums. Each writes
 // out [m, columns], kColumns consecutive columns per block (tile).
 //
@@ -197,12 +123,11 @@ struct StoreSiluAndMul {
   }
 };
 
-// MB is the m bucket (rows of x the sums have room for); m <= MB at run time. Rows is PlainRows
-// or NormedRows, Output one of the epilogues above.
-template <int MB, class Rows, class Output>
-__global__ __launch_bounds__(kThreads) void skinny_gemm_kernel(Rows rows, const uint4* w,
-                                                               Output output, int m, int chunks,
-                                                               L2Prefetch next) {
+// MB is the m bucket (rows of x the sums have room for); m <= MB at run time. Output is one of
+// the epilogues above.
+template <int MB, class Output>
+__global__ __launch_bounds__(kThreads) void skinny_gemm_kernel(const uint4* x, const uint4* w,
+                                                               Output output, int m, int chunks) {
   const std::int64_t tile = blockIdx.x;
   const uint4* w_rows[kRows];
 #pragma unroll
@@ -221,12 +146,10 @@ __global__ __launch_bounds__(kThreads) void skinny_gemm_kernel(Rows rows, const 
   };
   // No kernel writes W: its first step comes in while the kernel before this one finishes.
   load_step(threadIdx.x);
-  detail::prefetch_block_share(next);
   detail::wait_for_prior_grids();
   detail::allow_dependents();
 
   float acc[MB][kRows] = {};
-  float squares[MB] = {};  // NormedRows: this thread's share of each row's sum of squares
   for (int c = threadIdx.x; c < chunks; c += kThreads * kUnroll) {
     if (c != static_cast<int>(threadIdx.x)) load_step(c);
 #pragma unroll
@@ -236,14 +159,11 @@ __global__ __launch_bounds__(kThreads) void skinny_gemm_kernel(Rows rows, const 
       float wf[kRows][kChunk];
 #pragma unroll
       for (int r = 0; r < kRows; ++r) unpack_bf16x8(wv[u][r], wf[r]);
-      float norm_weight[kChunk];
-      if constexpr (Rows::kNormed) unpack_bf16x8(__ldg(rows.weight + cu), norm_weight);
 #pragma unroll
       for (int i = 0; i < MB; ++i) {
         if (i >= m) break;
         float xf[kChunk];
-        if constexpr (Rows::kNormed) rows.load(i, cu, chunks, norm_weight, xf, squares[i]);
-        else rows.load(i, cu, chunks, xf);
+        unpack_bf16x8(__ldg(x + static_cast<std::int64_t>(i) * chunks + cu), xf);
 #pragma unroll
         for (int r = 0; r < kRows; ++r)
 #pragma unroll
@@ -256,138 +176,79 @@ __global__ __launch_bounds__(kThreads) void skinny_gemm_kernel(Rows rows, const 
   constexpr int kSums = MB * kRows;
   __shared__ float partial[kThreads / 32][kSums];
   warp_sum_scatter<kSums>(&acc[0][0], partial[threadIdx.x / 32]);
+  __syncthreads();
   const BlockSums<kSums> sum{partial};
-  if constexpr (Rows::kNormed) {
-    __shared__ float row_squares[kThreads / 32][MB];
-#pragma unroll
-    for (int i = 0; i < MB; ++i) {
-      const float total = detail::warp_sum(squares[i]);
-      if (threadIdx.x % 32 == 0) row_squares[threadIdx.x / 32][i] = total;
-    }
-    __syncthreads();
-    const NormedSums<kSums, MB> normed{sum, row_squares, static_cast<float>(chunks * kChunk),
-                                       rows.eps};
-    for (int t = threadIdx.x; t < m * Output::kColumns; t += kThreads)
-      output.store(tile, t / Output::kColumns, t % Output::kColumns, normed);
-  } else {
-    __syncthreads();
-    for (int t = threadIdx.x; t < m * Output::kColumns; t += kThreads)
-      output.store(tile, t / Output::kColumns, t % Output::kColumns, sum);
-  }
+  for (int t = threadIdx.x; t < m * Output::kColumns; t += kThreads)
+    output.store(tile, t / Output::kColumns, t % Output::kColumns, sum);
 }
 
-template <int MB, class Rows, class Output>
-cudaError_t launch_bucket(const Rows& rows, const uint4* w, Output output, int m, unsigned tiles,
-                          int chunks, L2Prefetch next, cudaStream_t stream) {
-  return detail::launch_dependent(skinny_gemm_kernel<MB, Rows, Output>, tiles, kThreads, 0,
-                                  stream, rows, w, output, m, chunks, next);
+template <int MB, class Output>
+cudaError_t launch_bucket(const uint4* x, const uint4* w, Output output, int m, unsigned tiles,
+                          int chunks, cudaStream_t stream) {
+  return detail::launch_dependent(skinny_gemm_kernel<MB, Output>, tiles, kThreads, 0, stream, x, w,
+                                  output, m, chunks);
 }
 
 // One slice of at most kMaxSliceRows rows of x, in the smallest bucket that holds it.
-template <class Rows, class Output>
-cudaError_t launch_slice(const Rows& rows, const uint4* w, Output output, int m, unsigned tiles,
-                         int chunks, L2Prefetch next, cudaStream_t stream) {
-  if (m == 1) return launch_bucket<1>(rows, w, output, m, tiles, chunks, next, stream);
-  if (m == 2) return launch_bucket<2>(rows, w, output, m, tiles, chunks, next, stream);
-  if (m <= 4) return launch_bucket<4>(rows, w, output, m, tiles, chunks, next, stream);
-  if (m <= 8) return launch_bucket<8>(rows, w, output, m, tiles, chunks, next, stream);
-  return launch_bucket<kMaxSliceRows>(rows, w, output, m, tiles, chunks, next, stream);
+template <class Output>
+cudaError_t launch_slice(const uint4* x, const uint4* w, Output output, int m, unsigned tiles,
+                         int chunks, cudaStream_t stream) {
+  if (m == 1) return launch_bucket<1>(x, w, output, m, tiles, chunks, stream);
+  if (m == 2) return launch_bucket<2>(x, w, output, m, tiles, chunks, stream);
+  if (m <= 4) return launch_bucket<4>(x, w, output, m, tiles, chunks, stream);
+  if (m <= 8) return launch_bucket<8>(x, w, output, m, tiles, chunks, stream);
+  return launch_bucket<kMaxSliceRows>(x, w, output, m, tiles, chunks, stream);
 }
 
-bool aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
-// Rows of in_features the kernel reads in whole 16-byte chunks.
-bool features_supported(std::int64_t in_features) {
-  return in_features > 0 && in_features % kChunk == 0 && in_features / kChunk <= 0x7FFFFFFF;
-}
-
-// Whether the rows can be read as the kernel reads them.
-bool rows_readable(const PlainRows& rows) { return rows.x != nullptr && aligned(rows.x); }
-bool rows_readable(const NormedRows& rows) {
-  return rows.residual != nullptr && rows.weight != nullptr && aligned(rows.residual) &&
-         aligned(rows.weight) && aligned(rows.x) &&
-         (rows.x == nullptr || (rows.residual_out != nullptr && aligned(rows.residual_out)));
-}
-
-// All m rows of x in slices of kMaxSliceRows, each reading W again; the first asks for `next`.
-template <class Rows, class Output>
-cudaError_t launch_slices(const Rows& rows, const void* w, Output output, std::int64_t m,
-                          std::int64_t in_features, L2Prefetch next, cudaStream_t stream) {
+// All m rows of x in slices of kMaxSliceRows, each reading W again.
+template <class Output>
+cudaError_t launch_slices(const void* x, const void* w, Output output, std::int64_t m,
+                          std::int64_t in_features, cudaStream_t stream) {
   const std::int64_t tiles = (output.columns + Output::kColumns - 1) / Output::kColumns;
   if (m < 0 || output.columns < 0 || tiles > detail::kMaxGridX) return cudaErrorInvalidValue;
   if (m == 0 || output.columns == 0) return cudaSuccess;
-  if (output.out == nullptr || w == nullptr || !aligned(w) || !rows_readable(rows) ||
-      !features_supported(in_features) || !l2_prefetch_valid(next))
+  if (output.out == nullptr || x == nullptr || w == nullptr ||
+      !skinny_gemm_supports(in_features, x, w))
     return cudaErrorInvalidValue;
   const auto chunks = static_cast<int>(in_features / kChunk);
   for (std::int64_t i0 = 0; i0 < m; i0 += kMaxSliceRows) {
-    const auto slice_rows = static_cast<int>(m - i0 < kMaxSliceRows ? m - i0 : kMaxSliceRows);
+    const auto rows = static_cast<int>(m - i0 < kMaxSliceRows ? m - i0 : kMaxSliceRows);
     Output slice = output;
     slice.out += i0 * output.columns;
-    const cudaError_t err = launch_slice(rows.slice(i0 * chunks), static_cast<const uint4*>(w),
-                                         slice, slice_rows, static_cast<unsigned>(tiles), chunks,
-                                         i0 == 0 ? next : L2Prefetch{}, stream);
+    const cudaError_t err =
+        launch_slice(static_cast<const uint4*>(x) + i0 * chunks, static_cast<const uint4*>(w),
+                     slice, rows, static_cast<unsigned>(tiles), chunks, stream);
     if (err != cudaSuccess) return err;
   }
   return cudaSuccess;
 }
 
-NormedRows normed_rows(const RmsNormedRows& r) {
-  return {static_cast<const uint4*>(r.x), static_cast<const uint4*>(r.residual),
-          static_cast<const uint4*>(r.weight), static_cast<uint4*>(r.residual_out), r.eps};
-}
-
-// The plain projection's launch for any rows.
-template <class Rows>
-cudaError_t launch_projection(const Rows& rows, const void* w, DType out_dtype, void* y,
-                              std::int64_t m, std::int64_t out_features,
-                              std::int64_t in_features, L2Prefetch next, cudaStream_t stream) {
-  if (out_dtype == DType::f32)
-    return launch_slices(rows, w, StoreProjection<float>{static_cast<float*>(y), out_features}, m,
-                         in_features, next, stream);
-  if (out_dtype == DType::bf16)
-    return launch_slices(
-        rows, w, StoreProjection<__nv_bfloat16>{static_cast<__nv_bfloat16*>(y), out_features}, m,
-        in_features, next, stream);
-  return cudaErrorInvalidValue;
-}
-
 }  // namespace
 
 bool skinny_gemm_supports(std::int64_t in_features, const void* x, const void* w) {
-  return features_supported(in_features) && aligned(x) && aligned(w);
+  const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  return in_features > 0 && in_features % kChunk == 0 && in_features / kChunk <= 0x7FFFFFFF &&
+         aligned(x) && aligned(w);
 }
 
 cudaError_t launch_skinny_gemm(const void* x, const void* w, DType out_dtype, void* y,
                                std::int64_t m, std::int64_t out_features, std::int64_t in_features,
-                               cudaStream_t stream, L2Prefetch next) {
-  return launch_projection(PlainRows{static_cast<const uint4*>(x)}, w, out_dtype, y, m,
-                           out_features, in_features, next, stream);
-}
-
-cudaError_t launch_skinny_gemm(const RmsNormedRows& x, const void* w, DType out_dtype, void* y,
-                               std::int64_t m, std::int64_t out_features, std::int64_t in_features,
-                               cudaStream_t stream, L2Prefetch next) {
-  return launch_projection(normed_rows(x), w, out_dtype, y, m, out_features, in_features, next,
-                           stream);
+                               cudaStream_t stream) {
+  if (out_dtype == DType::f32)
+    return launch_slices(x, w, StoreProjection<float>{static_cast<float*>(y), out_features}, m,
+                         in_features, stream);
+  if (out_dtype == DType::bf16)
+    return launch_slices(
+        x, w, StoreProjection<__nv_bfloat16>{static_cast<__nv_bfloat16*>(y), out_features}, m,
+        in_features, stream);
+  return cudaErrorInvalidValue;
 }
 
 cudaError_t launch_skinny_gemm_silu_and_mul(const void* x, const void* gate_up_w, void* out,
                                             std::int64_t m, std::int64_t width,
-                                            std::int64_t in_features, cudaStream_t stream,
-                                            L2Prefetch next) {
-  return launch_slices(PlainRows{static_cast<const uint4*>(x)}, gate_up_w,
-                       StoreSiluAndMul{static_cast<__nv_bfloat16*>(out), width}, m, in_features,
-                       next, stream);
-}
-
-cudaError_t launch_skinny_gemm_silu_and_mul(const RmsNormedRows& x, const void* gate_up_w,
-                                            void* out, std::int64_t m, std::int64_t width,
-                                            std::int64_t in_features, cudaStream_t stream,
-                                            L2Prefetch next) {
-  return launch_slices(normed_rows(x), gate_up_w,
-                       StoreSiluAndMul{static_cast<__nv_bfloat16*>(out), width}, m, in_features,
-                       next, stream);
+                                            std::int64_t in_features, cudaStream_t stream) {
+  return launch_slices(x, gate_up_w, StoreSiluAndMul{static_cast<__nv_bfloat16*>(out), width}, m,
+                       in_features, stream);
 }
 
 }  // namespace minivllm::cuda

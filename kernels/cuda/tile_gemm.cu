@@ -9,7 +9,6 @@
 #include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/detail/device_facts.cuh"
 #include "kernels/cuda/detail/element.cuh"
-#include "kernels/cuda/detail/l2_prefetch.cuh"
 #include "kernels/cuda/detail/silu.cuh"
 #include "kernels/cuda/detail/warpgroup_mma.cuh"
 
@@ -182,7 +181,7 @@ template <int MT, int NT, class Output>
 __global__ __launch_bounds__(kThreads) void tile_gemm_kernel(const __nv_bfloat16* x,
                                                              const __nv_bfloat16* w, Output output,
                                                              std::int64_t m, int in_features,
-                                                             Splits splits, L2Prefetch prefetch) {
+                                                             Splits splits) {
   using T = Tile<MT, NT>;
   constexpr int kStages = T::kStages;
   extern __shared__ __align__(128) unsigned char shared[];
@@ -230,7 +229,6 @@ __global__ __launch_bounds__(kThreads) void tile_gemm_kernel(const __nv_bfloat16
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s)
     if (s < steps) load_w(s);
-  detail::prefetch_block_share(prefetch);
   detail::wait_for_prior_grids();
   detail::allow_dependents();
 #pragma unroll
@@ -304,8 +302,7 @@ std::size_t split_bytes(const TileFacts& f, std::int64_t tiles, int count) {
 
 template <int MT, int NT, class Output>
 cudaError_t launch_tile(const void* x, const void* w, Output output, std::int64_t m,
-                        std::int64_t in_features, dim3 grid, Splits splits, L2Prefetch prefetch,
-                        cudaStream_t stream) {
+                        std::int64_t in_features, dim3 grid, Splits splits, cudaStream_t stream) {
   using T = Tile<MT, NT>;
   const auto kernel = tile_gemm_kernel<MT, NT, Output>;
   // Every tile kernel asks for the same (largest) shared memory carveout, so that one waiting on
@@ -321,15 +318,14 @@ cudaError_t launch_tile(const void* x, const void* w, Output output, std::int64_
   return detail::launch_dependent(kernel, grid, kThreads, T::kSharedBytes, stream,
                                   static_cast<const __nv_bfloat16*>(x),
                                   static_cast<const __nv_bfloat16*>(w), output, m,
-                                  static_cast<int>(in_features), splits, prefetch);
+                                  static_cast<int>(in_features), splits);
 }
 
 template <class Output>
 cudaError_t launch(const void* x, const void* w, Output output, std::int64_t m,
                    std::int64_t in_features, const TileGemmWorkspace& workspace,
-                   cudaStream_t stream, TileGemmPlan plan, L2Prefetch next) {
-  if (m < 0 || output.columns < 0 || plan.splits < 0 || !l2_prefetch_valid(next))
-    return cudaErrorInvalidValue;
+                   cudaStream_t stream, TileGemmPlan plan) {
+  if (m < 0 || output.columns < 0 || plan.splits < 0) return cudaErrorInvalidValue;
   if (m == 0 || output.columns == 0) return cudaSuccess;
   if (output.out == nullptr || !tile_gemm_supports(in_features, x, w) ||
       in_features > 0x7FFFFFFF)
@@ -374,11 +370,11 @@ cudaError_t launch(const void* x, const void* w, Output output, std::int64_t m,
                   static_cast<unsigned>(splits.count));
   switch (plan.shape) {
     case TileGemmShape::m64n64:
-      return launch_tile<2, 4>(x, w, output, m, in_features, grid, splits, next, stream);
+      return launch_tile<2, 4>(x, w, output, m, in_features, grid, splits, stream);
     case TileGemmShape::m32n64:
-      return launch_tile<1, 4>(x, w, output, m, in_features, grid, splits, next, stream);
+      return launch_tile<1, 4>(x, w, output, m, in_features, grid, splits, stream);
     case TileGemmShape::m32n32:
-      return launch_tile<1, 2>(x, w, output, m, in_features, grid, splits, next, stream);
+      return launch_tile<1, 2>(x, w, output, m, in_features, grid, splits, stream);
     case TileGemmShape::automatic: break;
   }
   return cudaErrorInvalidValue;
@@ -396,14 +392,14 @@ bool tile_gemm_supports(std::int64_t in_features, const void* x, const void* w) 
 cudaError_t launch_tile_gemm(const void* x, const void* w, DType out_dtype, void* y,
                              std::int64_t m, std::int64_t out_features, std::int64_t in_features,
                              const TileGemmWorkspace& workspace, cudaStream_t stream,
-                             TileGemmPlan plan, L2Prefetch next) {
+                             TileGemmPlan plan) {
   if (out_dtype == DType::f32)
     return launch(x, w, StoreProjection<float>{static_cast<float*>(y), out_features}, m,
-                  in_features, workspace, stream, plan, next);
+                  in_features, workspace, stream, plan);
   if (out_dtype == DType::bf16)
     return launch(x, w,
                   StoreProjection<__nv_bfloat16>{static_cast<__nv_bfloat16*>(y), out_features},
-                  m, in_features, workspace, stream, plan, next);
+                  m, in_features, workspace, stream, plan);
   return cudaErrorInvalidValue;
 }
 
@@ -411,9 +407,9 @@ cudaError_t launch_tile_gemm_silu_and_mul(const void* x, const void* gate_up_w, 
                                           std::int64_t m, std::int64_t width,
                                           std::int64_t in_features,
                                           const TileGemmWorkspace& workspace, cudaStream_t stream,
-                                          TileGemmPlan plan, L2Prefetch next) {
+                                          TileGemmPlan plan) {
   return launch(x, gate_up_w, StoreSiluAndMul{static_cast<__nv_bfloat16*>(out), width}, m,
-                in_features, workspace, stream, plan, next);
+                in_features, workspace, stream, plan);
 }
 
 }  // namespace minivllm::cuda

@@ -12,8 +12,6 @@
 
 #include <minivllm/dtype.hpp>
 
-#include "kernels/cuda/l2_prefetch.cuh"
-
 namespace minivllm::cuda {
 
 // Rows of x by rows of W per block. `automatic` picks by the number of blocks a shape gives on
@@ -45,12 +43,11 @@ bool tile_gemm_supports(std::int64_t in_features, const void* x, const void* w);
 // fp32 accumulation; any m >= 0 and out >= 0. Unsplit, a row's result depends neither on m nor
 // on the tile shape (each output sums in_features in the same order). No allocation and no sync:
 // safe inside a CUDA graph capture. cudaErrorInvalidValue for an explicit plan the workspace
-// cannot hold. `next`: bytes (the next projection's weights) the blocks ask the L2 to fetch
-// while they run.
+// cannot hold.
 cudaError_t launch_tile_gemm(const void* x, const void* w, DType out_dtype, void* y,
                              std::int64_t m, std::int64_t out_features, std::int64_t in_features,
                              const TileGemmWorkspace& workspace, cudaStream_t stream,
-                             TileGemmPlan plan = {}, L2Prefetch next = {});
+                             TileGemmPlan plan = {});
 
 // The gated MLP's activation in the epilogue: out [m, width] = silu(x @ W_gate^T) * (x @ W_up^T),
 // gate_up_w [2 * width, in] holding the gate rows then the up rows, all bf16. Bit for bit
@@ -60,6 +57,6 @@ cudaError_t launch_tile_gemm_silu_and_mul(const void* x, const void* gate_up_w, 
                                           std::int64_t m, std::int64_t width,
                                           std::int64_t in_features,
                                           const TileGemmWorkspace& workspace, cudaStream_t stream,
-                                          TileGemmPlan plan = {}, L2Prefetch next = {});
+                                          TileGemmPlan plan = {});
 
 }  // namespace minivllm::cuda

@@ -1,7 +1,6 @@
 #include "backend/cuda_ops.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -74,18 +73,6 @@ cudaDataType_t blas_type(DType t) { return t == DType::f32 ? CUDA_R_32F : CUDA_R
 // cuBLAS's recommended workspace on Hopper.
 constexpr std::size_t kBlasWorkspaceBytes = std::size_t{32} << 20;
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
-// An experiment's switch: false unless the variable is "1"; anything but "0" or "1" is an error.
-bool env_switch(const char* name) {
-  const char* env = std::getenv(name);
-  if (env == nullptr) return false;
-  const std::string value = env;
-  REQUIRE(value == "0" || value == "1", "CudaOps",
-          std::string(name) + " must be 0 or 1, is '" + value + "'");
-  return value == "1";
-}
-
 // A tensor of `shape` without memory, for the host-side shape checks.
 Tensor shape_only(Shape shape) {
   return {nullptr, nullptr, DType::f32, std::move(shape), Device::cuda};
@@ -101,22 +88,21 @@ Tensor shape_only(Shape shape) {
 //   3.7 vs 4.3 us; at 4: 4.7 vs 4.3), o_proj up to 6 (at 4: 3.4 vs 4.3; at 8: 5.2 vs 4.3), down
 //   up to 4 (4.8 vs 5.1; at 8: 7.3 vs 5.1), gate/up with silu_and_mul up to 2 (5.5 vs 5.6; at 4:
 //   6.9 vs 5.6);
-// - else the tile GEMM up to tile_max_rows (32; MINIVLLM_TILE_MAX_ROWS, an experiment):
-//   1.06-1.13x cuBLAS on the fused qkv, 1.23-1.35x on o_proj and down (split over in_features),
-//   ~1.02x on the lm_head; a decode layer's GEMMs with the activation fused 19-20 vs 24-25 us.
-//   From ~48 rows cuBLAS is as fast or faster.
+// - else the tile GEMM up to 32 rows: 1.06-1.13x cuBLAS on the fused qkv, 1.23-1.35x on o_proj
+//   and down (split over in_features), ~1.02x on the lm_head; a decode layer's GEMMs with the
+//   activation fused 19-20 vs 24-25 us. From ~48 rows cuBLAS is as fast or faster.
 // - else cuBLAS.
 enum class GemmKernel { skinny, tile, cublas };
-GemmKernel gemm_kernel_for(DType compute_dtype, const Tensor& x, const Tensor& weight,
-                           std::int64_t tile_max_rows) {
+GemmKernel gemm_kernel_for(DType compute_dtype, const Tensor& x, const Tensor& weight) {
   constexpr std::int64_t kSkinnyMaxRows = 8, kSkinnyMaxMultiplyAdds = 3 * (std::int64_t{1} << 22);
+  constexpr std::int64_t kTileMaxRows = 32;
   if (compute_dtype != DType::bf16) return GemmKernel::cublas;
   const std::int64_t m = x.dim(0), out_features = weight.dim(0), in_features = x.dim(1);
   const bool skinny_wins =
       m == 1 || (m <= kSkinnyMaxRows && m * in_features * out_features <= kSkinnyMaxMultiplyAdds);
   if (skinny_wins && cuda::skinny_gemm_supports(in_features, x.data(), weight.data()))
     return GemmKernel::skinny;
-  if (m <= tile_max_rows && cuda::tile_gemm_supports(in_features, x.data(), weight.data()))
+  if (m <= kTileMaxRows && cuda::tile_gemm_supports(in_features, x.data(), weight.data()))
     return GemmKernel::tile;
   return GemmKernel::cublas;
 }
@@ -147,22 +133,6 @@ CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs, const NcclRa
           "device " + std::to_string(device_) + " outside the " + std::to_string(count) +
               " visible CUDA devices");
   MV_CUDA_CHECK(cudaSetDevice(device_));
-  int l2_bytes = 0;
-  MV_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device_));
-  // Experiments not yet measured on a GPU, off unless asked for (docs/engine-speed.md):
-  // MINIVLLM_L2_PREFETCH=1 asks the L2 for the next projection's weights (up to half the L2);
-  // MINIVLLM_TILE_MAX_ROWS=N sends GEMMs of up to N rows (default 32) to the tile GEMM;
-  // MINIVLLM_NORM_GEMM=1 runs a pre-norm block's RMSNorm inside the skinny GEMM that follows it.
-  if (env_switch("MINIVLLM_L2_PREFETCH"))
-    l2_prefetch_max_bytes_ = static_cast<std::size_t>(l2_bytes) / 2;
-  norm_in_gemm_ = env_switch("MINIVLLM_NORM_GEMM");
-  if (const char* env = std::getenv("MINIVLLM_TILE_MAX_ROWS"); env != nullptr) {
-    char* end = nullptr;
-    tile_max_rows_ = std::strtol(env, &end, 10);
-    REQUIRE(end != env && *end == '\0' && tile_max_rows_ >= 0 && tile_max_rows_ <= 4096,
-            "CudaOps", "MINIVLLM_TILE_MAX_ROWS must be a row count 0..4096, is '" +
-                           std::string(env) + "'");
-  }
   pool_ = cuda::DevicePool::create(device_);
   allocator_ = pool_.get();
   blas_workspace_ = pool_->allocate(kBlasWorkspaceBytes);
@@ -306,13 +276,6 @@ Tensor CudaOps::embedding(const Tensor& table, const Batch& batch, std::int64_t 
   return out;
 }
 
-cuda::L2Prefetch CudaOps::prefetch_after(const Tensor& weight) {
-  if (l2_prefetch_max_bytes_ == 0) return {};
-  const NextWeights::Region next = next_weights_.read(weight, l2_prefetch_max_bytes_);
-  const cuda::L2Prefetch prefetch{next.data, next.bytes / 16 * 16};
-  return cuda::l2_prefetch_valid(prefetch) ? prefetch : cuda::L2Prefetch{};
-}
-
 Tensor CudaOps::linear(const Tensor& x, const Tensor& weight) {
   REQUIRE(x.device() == Device::cuda && x.rank() == 2 &&
               (x.dtype() == dtype_ || x.dtype() == DType::f32),
@@ -325,16 +288,14 @@ Tensor CudaOps::linear(const Tensor& x, const Tensor& weight) {
   if (y.numel() == 0) return y;
   // An f32 x against bf16 weights (the logits): bf16 inputs, f32 accumulation and output.
   const Tensor a = convert(x, dtype_);
-  const cuda::L2Prefetch next = prefetch_after(weight);
-  switch (gemm_kernel_for(dtype_, a, weight, tile_max_rows_)) {
+  switch (gemm_kernel_for(dtype_, a, weight)) {
     case GemmKernel::skinny:
       MV_CUDA_CHECK(cuda::launch_skinny_gemm(a.data(), weight.data(), y.dtype(), y.data(), m,
-                                             out_features, in_features, stream_, next));
+                                             out_features, in_features, stream_));
       return y;
     case GemmKernel::tile:
       MV_CUDA_CHECK(cuda::launch_tile_gemm(a.data(), weight.data(), y.dtype(), y.data(), m,
-                                           out_features, in_features, tile_workspace(), stream_,
-                                           {}, next));
+                                           out_features, in_features, tile_workspace(), stream_));
       return y;
     case GemmKernel::cublas: break;
   }
@@ -459,74 +420,19 @@ Tensor CudaOps::linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weigh
           "linear_silu_and_mul",
           "x " + shape_string(x.shape()) + " does not match gate_up_weight " +
               shape_string(gate_up_weight.shape()) + " (its rows must be gate then up)");
-  const GemmKernel kernel = gemm_kernel_for(dtype_, x, gate_up_weight, tile_max_rows_);
+  const GemmKernel kernel = gemm_kernel_for(dtype_, x, gate_up_weight);
   if (kernel == GemmKernel::cublas) return Ops::linear_silu_and_mul(x, gate_up_weight);
   const std::int64_t width = gate_up_weight.dim(0) / 2;
   Tensor out = empty({x.dim(0), width}, dtype_);
   if (out.numel() == 0) return out;
-  const cuda::L2Prefetch next = prefetch_after(gate_up_weight);
   if (kernel == GemmKernel::skinny)
     MV_CUDA_CHECK(cuda::launch_skinny_gemm_silu_and_mul(x.data(), gate_up_weight.data(),
                                                         out.data(), x.dim(0), width, x.dim(1),
-                                                        stream_, next));
+                                                        stream_));
   else
     MV_CUDA_CHECK(cuda::launch_tile_gemm_silu_and_mul(x.data(), gate_up_weight.data(),
                                                       out.data(), x.dim(0), width, x.dim(1),
-                                                      tile_workspace(), stream_, {}, next));
-  return out;
-}
-
-std::optional<cuda::RmsNormedRows> CudaOps::normed_rows(const PreNorm& in, const Tensor& weight) {
-  if (!norm_in_gemm_ || dtype_ != DType::bf16) return std::nullopt;
-  require_device(in.residual, dtype_, 2, "normed_linear", "residual");
-  require_device(in.weight, dtype_, 1, "normed_linear", "norm weight");
-  require_device(weight, dtype_, 2, "normed_linear", "weight");
-  REQUIRE(in.weight.dim(0) == in.residual.dim(1) && weight.dim(1) == in.residual.dim(1),
-          "normed_linear",
-          "residual " + shape_string(in.residual.shape()) + ", norm weight " +
-              shape_string(in.weight.shape()) + " and weight " + shape_string(weight.shape()) +
-              " do not match");
-  if (in.x.defined()) {
-    require_device(in.x, dtype_, 2, "normed_linear", "x");
-    REQUIRE(in.x.shape() == in.residual.shape(), "normed_linear",
-            "x " + shape_string(in.x.shape()) + " does not match residual " +
-                shape_string(in.residual.shape()));
-  }
-  if (in.residual.numel() == 0 ||
-      gemm_kernel_for(dtype_, in.residual, weight, tile_max_rows_) != GemmKernel::skinny ||
-      (in.x.defined() && !aligned16(in.x.data())) || !aligned16(in.weight.data()))
-    return std::nullopt;
-  cuda::RmsNormedRows rows{in.x.defined() ? in.x.data() : nullptr, in.residual.data(),
-                           in.weight.data(), in.eps, nullptr};
-  if (in.x.defined()) {  // the GEMM's blocks all read the old stream: the new one goes elsewhere
-    in.residual = empty(in.residual.shape(), dtype_);
-    rows.residual_out = in.residual.data();
-  }
-  return rows;
-}
-
-Tensor CudaOps::normed_linear(const PreNorm& in, const Tensor& weight) {
-  const std::optional<cuda::RmsNormedRows> rows = normed_rows(in, weight);
-  if (!rows) return Ops::normed_linear(in, weight);
-  const std::int64_t m = in.residual.dim(0), out_features = weight.dim(0);
-  Tensor y = empty({m, out_features}, dtype_);
-  MV_CUDA_CHECK(cuda::launch_skinny_gemm(*rows, weight.data(), dtype_, y.data(), m, out_features,
-                                         weight.dim(1), stream_, prefetch_after(weight)));
-  return y;
-}
-
-Tensor CudaOps::normed_linear_silu_and_mul(const PreNorm& in, const Tensor& gate_up_weight) {
-  REQUIRE(gate_up_weight.rank() == 2 && gate_up_weight.dim(0) % 2 == 0,
-          "normed_linear_silu_and_mul",
-          "gate_up_weight " + shape_string(gate_up_weight.shape()) +
-              " must be 2-d with gate then up rows");
-  const std::optional<cuda::RmsNormedRows> rows = normed_rows(in, gate_up_weight);
-  if (!rows) return Ops::normed_linear_silu_and_mul(in, gate_up_weight);
-  const std::int64_t m = in.residual.dim(0), width = gate_up_weight.dim(0) / 2;
-  Tensor out = empty({m, width}, dtype_);
-  MV_CUDA_CHECK(cuda::launch_skinny_gemm_silu_and_mul(*rows, gate_up_weight.data(), out.data(), m,
-                                                      width, gate_up_weight.dim(1), stream_,
-                                                      prefetch_after(gate_up_weight)));
+                                                      tile_workspace(), stream_));
   return out;
 }
 

@@ -20,7 +20,6 @@
 //   be the one CudaOps was created on or have the same device current.
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <vector>
 
 #include <cublas_v2.h>
@@ -31,10 +30,7 @@
 #include "backend/batch_upload.hpp"
 #include "backend/device_pool.hpp"
 #include "backend/nccl_communicator.hpp"
-#include "backend/next_weights.hpp"
 #include "backend/step_shapes.hpp"
-#include "kernels/cuda/l2_prefetch.cuh"
-#include "kernels/cuda/skinny_gemm.cuh"
 #include "kernels/cuda/tile_gemm.cuh"
 
 namespace minivllm {
@@ -86,8 +82,6 @@ class CudaOps final : public Ops {
   // One kernel (the skinny or the tile GEMM with silu_and_mul in its epilogue) up to 32 rows,
   // where it beats cuBLAS plus the activation's kernel; else the composition.
   Tensor linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weight) override;
-  Tensor normed_linear(const PreNorm& in, const Tensor& weight) override;
-  Tensor normed_linear_silu_and_mul(const PreNorm& in, const Tensor& gate_up_weight) override;
   Tensor paged_attention(const Tensor& q, const Tensor& key_cache, const Tensor& value_cache,
                          const Batch& batch, float scale) override;
   Tensor gather_rows(const Tensor& x, const std::vector<std::int32_t>& rows) override;
@@ -158,12 +152,6 @@ class CudaOps final : public Ops {
   // and kept in it; outside a step, for one call (`keep` holds them).
   const float* rotary_angles(const Tensor& inv_freq, const std::int32_t* positions,
                              std::int64_t num_tokens, bool in_step, std::shared_ptr<void>& keep);
-  // The rows of `in` for the skinny GEMM on `weight` to normalize as it reads them (with
-  // MINIVLLM_NORM_GEMM, where the skinny GEMM takes the projection; in.residual then becomes the
-  // new stream's tensor), or none: the norm runs as its own kernel.
-  std::optional<cuda::RmsNormedRows> normed_rows(const PreNorm& in, const Tensor& weight);
-  // The L2 prefetch a projection of `weight` asks for: the weight read after it last step.
-  cuda::L2Prefetch prefetch_after(const Tensor& weight);
   cuda::TileGemmWorkspace tile_workspace() const {
     return {tile_gemm_workspace_.get(), cuda::kTileGemmWorkspaceBytes};
   }
@@ -182,10 +170,6 @@ class CudaOps final : public Ops {
   std::shared_ptr<void> sampled_tokens_;       // kMaxFedRows int32, fixed
   std::int64_t sampled_rows_ = 0;
   std::unique_ptr<NcclCommunicator> nccl_;  // null: a group of one
-  NextWeights next_weights_;
-  std::size_t l2_prefetch_max_bytes_ = 0;  // 0: no prefetch; else larger weights are not asked for
-  std::int64_t tile_max_rows_ = 32;          // MINIVLLM_TILE_MAX_ROWS (an experiment)
-  bool norm_in_gemm_ = false;                 // MINIVLLM_NORM_GEMM (an experiment)
 };
 
 }  // namespace minivllm

@@ -61,14 +61,8 @@ struct Linear {
   // with `bias`, their `.bias` vectors stacked the same way.
   static Linear load_qkv(WeightLoader& loader, const std::string& prefix,
                          const ModelConfig& config, bool bias = false);
-  Tensor operator()(Ops& ops, const Tensor& x) const { return biased(ops, ops.linear(x, weight)); }
-  // On a pre-norm block's input, the norm applied by the GEMM where the backend can.
-  Tensor operator()(Ops& ops, const PreNorm& x) const {
-    return biased(ops, ops.normed_linear(x, weight));
-  }
-
- private:
-  Tensor biased(Ops& ops, Tensor y) const {
+  Tensor operator()(Ops& ops, const Tensor& x) const {
+    Tensor y = ops.linear(x, weight);
     if (bias.defined()) ops.add_bias(y, bias);
     return y;
   }
@@ -81,17 +75,15 @@ struct RmsNorm {
 
   static RmsNorm load(WeightLoader& loader, const std::string& name, std::int64_t size,
                       double eps);
-  // The residual stream (+= x, unless x is undefined) through this norm, for the block that
-  // follows to take (its first projection applies it).
-  PreNorm of(const Tensor& x, Tensor& residual) const { return {x, residual, weight, eps}; }
+  Tensor operator()(Ops& ops, const Tensor& x) const { return ops.rms_norm(x, weight, eps); }
   // residual += x, then the norm of the updated residual stream.
   Tensor add_and_norm(Ops& ops, const Tensor& x, Tensor& residual) const {
     return ops.add_rms_norm(x, residual, weight, eps);
   }
 };
 
-// down(silu(gate(x)) * up(x)) of the normed input x, gate and up as one GEMM with the norm and
-// the activation (Ops::normed_linear_silu_and_mul); loads `<prefix>gate_proj.weight` and `<prefix>up_proj.weight`
+// down(silu(gate(x)) * up(x)), gate and up as one GEMM with the activation
+// (Ops::linear_silu_and_mul); loads `<prefix>gate_proj.weight` and `<prefix>up_proj.weight`
 // stacked into one column-parallel weight, and `<prefix>down_proj.weight` row-parallel (its
 // output all-reduced over the ranks).
 struct GatedMlp {
@@ -99,8 +91,8 @@ struct GatedMlp {
 
   static GatedMlp load(WeightLoader& loader, const std::string& prefix, std::int64_t hidden,
                        std::int64_t intermediate);
-  Tensor operator()(Ops& ops, const PreNorm& x) const {
-    Tensor y = down_proj(ops, ops.normed_linear_silu_and_mul(x, gate_up_proj.weight));
+  Tensor operator()(Ops& ops, const Tensor& x) const {
+    Tensor y = down_proj(ops, ops.linear_silu_and_mul(x, gate_up_proj.weight));
     ops.all_reduce(y);
     return y;
   }
@@ -148,16 +140,15 @@ struct PagedAttention {
                     const RotaryEmbedding& rotary, KvCacheView& kv, const Batch& batch) const;
 };
 
-// A Llama-style layer's self-attention of the normed input: the fused q/k/v projection (with the
-// norm; with biases or not; column-parallel over the heads), the per-head q/k norms
-// (default-constructed: none), RoPE and the paged attention, then o_proj (row-parallel, its
-// output all-reduced over the ranks).
+// A Llama-style layer's self-attention: the fused q/k/v projection (with biases or not;
+// column-parallel over the heads), the per-head q/k norms (default-constructed: none), RoPE and
+// the paged attention, then o_proj (row-parallel, its output all-reduced over the ranks).
 struct SelfAttention {
   Linear qkv_proj, o_proj;
   RmsNorm q_norm, k_norm;
   PagedAttention attention;
 
-  Tensor operator()(Ops& ops, const PreNorm& x, const RotaryEmbedding& rotary, KvCacheView& kv,
+  Tensor operator()(Ops& ops, const Tensor& x, const RotaryEmbedding& rotary, KvCacheView& kv,
                     const Batch& batch) const {
     Tensor y = o_proj(ops, attention(ops, qkv_proj(ops, x), q_norm, k_norm, rotary, kv, batch));
     ops.all_reduce(y);
@@ -191,8 +182,7 @@ struct VocabEmbedding {
 };
 
 // The decoder's step: token embeddings through `layers` (each residual add fused into the next
-// norm, each norm handed to the projection after it: PreNorm), the final norm, then the logits
-// of batch.logits_rows.
+// norm), the final norm, then the logits of batch.logits_rows.
 struct Decoder {
   VocabEmbedding embed_tokens;
   std::vector<DecoderLayer> layers;

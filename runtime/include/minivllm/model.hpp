@@ -74,7 +74,7 @@ class ModelFamily {
 };
 
 // Bump whenever a type in these headers changes layout or a virtual function changes.
-inline constexpr std::uint32_t kPluginAbiVersion = 7;
+inline constexpr std::uint32_t kPluginAbiVersion = 6;
 
 class ModelRegistrar {
  public:

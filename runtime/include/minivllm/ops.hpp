@@ -43,17 +43,6 @@ class StepRunner {
   virtual void prepare(const StepLimits& /*limits*/) {}
 };
 
-// A pre-norm block's input before its RMSNorm: the residual stream with the last block's output
-// x added (in place, as Ops::add_rms_norm adds it), or the stream alone where x is undefined (the
-// first layer), normalized by `weight` [features] with `eps`. The block's first projection takes
-// it (Ops::normed_linear), so a backend may run the norm inside that GEMM.
-struct PreNorm {
-  const Tensor& x;
-  Tensor& residual;
-  const Tensor& weight;
-  float eps;
-};
-
 class Ops {
  public:
   virtual ~Ops() = default;
@@ -115,22 +104,6 @@ class Ops {
   // two as one kernel (same result); this default composes them.
   virtual Tensor linear_silu_and_mul(const Tensor& x, const Tensor& gate_up_weight) {
     return silu_and_mul(linear(x, gate_up_weight));
-  }
-  // linear(h, weight) and linear_silu_and_mul(h, gate_up_weight) of the normed input h of
-  // `in`: add_rms_norm(in.x, in.residual, ...), or rms_norm(in.residual, ...) without x. A
-  // backend may fuse the norm into the GEMM: the result is then the same up to the rounding of h
-  // to the compute dtype, and in.residual may come back as a new tensor holding the updated
-  // stream. These defaults compose the ops.
-  virtual Tensor normed_linear(const PreNorm& in, const Tensor& weight) {
-    return linear(pre_norm(in), weight);
-  }
-  virtual Tensor normed_linear_silu_and_mul(const PreNorm& in, const Tensor& gate_up_weight) {
-    return linear_silu_and_mul(pre_norm(in), gate_up_weight);
-  }
-  // h of `in`, by the norm ops.
-  Tensor pre_norm(const PreNorm& in) {
-    return in.x.defined() ? add_rms_norm(in.x, in.residual, in.weight, in.eps)
-                          : rms_norm(in.residual, in.weight, in.eps);
   }
   // Causal attention of q [num_tokens, heads * head_dim] over the paged cache (prefill, chunked
   // prefill, prefix hits and decode alike; see Batch) -> [num_tokens, heads * head_dim].

@@ -37,8 +37,6 @@ class Tensor {
   }
 
   void* data() const { return data_; }
-  // What keeps data() alive (null for a borrowed pointer).
-  const std::shared_ptr<void>& owner() const { return owner_; }
   template <class T>
   T* data_as() const { return static_cast<T*>(data_); }
 

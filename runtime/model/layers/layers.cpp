@@ -105,10 +105,13 @@ Tensor PagedAttention::operator()(Ops& ops, const Tensor& qkv, const RmsNorm& q_
 
 Tensor Decoder::forward(Ops& ops, const Batch& batch, KvCacheView& kv) const {
   Tensor residual = embed_tokens(ops, batch);
-  Tensor hidden;  // the last block's output, not yet added to the residual stream: none yet
-  for (const DecoderLayer& layer : layers) {
-    hidden = layer.self_attn(ops, layer.input_layernorm.of(hidden, residual), rotary, kv, batch);
-    hidden = layer.mlp(ops, layer.post_attention_layernorm.of(hidden, residual));
+  Tensor hidden = layers.front().input_layernorm(ops, residual);
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const DecoderLayer& layer = layers[l];
+    if (l > 0) hidden = layer.input_layernorm.add_and_norm(ops, hidden, residual);
+    hidden = layer.self_attn(ops, hidden, rotary, kv, batch);
+    hidden = layer.post_attention_layernorm.add_and_norm(ops, hidden, residual);
+    hidden = layer.mlp(ops, hidden);
   }
   hidden = norm.add_and_norm(ops, hidden, residual);
   return logits(ops, lm_head, hidden, batch);

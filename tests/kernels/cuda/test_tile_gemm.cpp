@@ -82,16 +82,16 @@ class TileGemmKernel : public test::CudaKernelTest {
                     random_values(static_cast<std::size_t>(m * in), -1, 1, DType::bf16));
   }
 
-  // y of the first m rows of `o` (or of x) in `out_dtype` by `plan`, asking the L2 for `next`.
+  // y of the first m rows of `o` (or of x) in `out_dtype` by `plan`.
   std::vector<float> run(const Operands& o, Shape s, std::int64_t m, DType out_dtype,
-                         TileGemmPlan plan, const void* x = nullptr, cuda::L2Prefetch next = {}) {
+                         TileGemmPlan plan, const void* x = nullptr) {
     const auto n = static_cast<std::size_t>(m * s.out);
     DeviceBuffer d_y(n * dtype_size(out_dtype));
     test::poison(d_y);
     const void* rows = x != nullptr ? x : o.d_x.get();
     EXPECT_TRUE(cuda::tile_gemm_supports(s.in, rows, o.d_w.get()));
     EXPECT_EQ(cuda::launch_tile_gemm(rows, o.d_w.get(), out_dtype, d_y.get(), m, s.out, s.in,
-                                     workspace_, nullptr, plan, next),
+                                     workspace_, nullptr, plan),
               cudaSuccess);
     EXPECT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
     return test::download(d_y, out_dtype, n);
@@ -110,11 +110,8 @@ class TileGemmKernel : public test::CudaKernelTest {
           if (!split_plans && plan.splits != 1) continue;
           SCOPED_TRACE(std::string(dtype_name(out_dtype)) + " m " + std::to_string(m) + " in " +
                        std::to_string(s.in) + " out " + std::to_string(s.out) + describe(plan));
-          const std::vector<float> y = run(o, s, m, out_dtype, plan);
-          test::expect_close(y, want, test::tolerance(out_dtype), "y");
-          // Asking the L2 for bytes (here W itself) changes no bit.
-          const cuda::L2Prefetch w_itself{o.d_w.get(), o.w.size() * 2 / 16 * 16};
-          EXPECT_EQ(run(o, s, m, out_dtype, plan, nullptr, w_itself), y) << "with an L2 prefetch";
+          test::expect_close(run(o, s, m, out_dtype, plan), want, test::tolerance(out_dtype),
+                             "y");
         }
     }
   }
@@ -193,15 +190,6 @@ TEST_F(TileGemmKernel, RejectsWhatItCannotRead) {
             cudaErrorInvalidValue);
   EXPECT_EQ(launch(base, DType::bf16, 1, 512, {}, {}), cudaSuccess);
   EXPECT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
-  // An L2 prefetch must be 16-byte aligned and a multiple of 16 bytes.
-  EXPECT_EQ(cuda::launch_tile_gemm(buf.get(), buf.get(), DType::bf16, const_cast<char*>(base), 1,
-                                   4, 64, workspace_, nullptr, {}, {base, 64}),
-            cudaSuccess);
-  EXPECT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
-  for (const cuda::L2Prefetch bad : {cuda::L2Prefetch{base + 8, 64}, cuda::L2Prefetch{base, 24}})
-    EXPECT_EQ(cuda::launch_tile_gemm(buf.get(), buf.get(), DType::bf16, const_cast<char*>(base),
-                                     1, 4, 64, workspace_, nullptr, {}, bad),
-              cudaErrorInvalidValue);
 }
 
 // launch_tile_gemm_silu_and_mul: out [m, width] from x [m, in] and gate_up W [2 * width, in],

@@ -41,11 +41,17 @@ struct PagedAttentionParams {
   std::int64_t head_dim = 0;      // at most 128, a multiple of 16 bytes' worth of elements
   float scale = 1.0f;             // usually 1 / sqrt(head_dim)
   void* out = nullptr;            // [num_tokens, num_heads, head_dim]
-  // Decode only: device scratch for the partial results of long contexts split across blocks of
-  // threads, decode_attention_workspace_bytes(params) of it (16-byte aligned). Less (or null)
-  // gives fewer splits: still right, slower for long contexts in small batches.
+  // Device scratch for the partial results of contexts split across blocks of threads (16-byte
+  // aligned). Decode: decode_attention_workspace_bytes(params) of it; less (or null) gives fewer
+  // splits. Prefill: prefill_attention_workspace_bytes(params), with split_counters; less (or
+  // null) splits nothing. Either way the results stay right, only slower for long contexts in
+  // small batches.
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
+  // Prefill only: split_counter_count zeroed ints on the device, which every launch leaves
+  // zeroed; prefill_attention_split_counters(params) of them let it split.
+  int* split_counters = nullptr;
+  std::size_t split_counter_count = 0;
   // Decode only, optional: a permutation of 0..num_seqs-1, the order in which the kernel's
   // blocks (started in grid order) take the sequences. Longest context first keeps every
   // multiprocessor busy to the end of a batch of mixed lengths. Null: 0, 1, 2, ...
@@ -69,6 +75,13 @@ cudaError_t launch_prefill_attention(const PagedAttentionParams& params, cudaStr
 // Whether launch_prefill_attention takes these (checked) parameters' cache dtype and shapes: false
 // only for an fp8 cache the flash kernel does not take.
 bool prefill_attention_supported(const PagedAttentionParams& params);
+// The workspace and split counters launch_prefill_attention wants for these shapes on the current
+// device: 0 unless the flash kernel runs them in at most two waves of blocks, where it splits the
+// keys of its longest query tiles across two blocks (the causal triangle otherwise leaves the
+// launch waiting on its few longest tiles). Reads the shape fields of params only: the grid and
+// the workspace follow the shapes, never the context lengths (a CUDA graph can replay it).
+std::size_t prefill_attention_workspace_bytes(const PagedAttentionParams& params);
+std::size_t prefill_attention_split_counters(const PagedAttentionParams& params);
 
 // The same for a batch where every sequence has one new token, at index query_start[s]; a
 // sequence with none is skipped (padding), one with more gets NaN there. Ignores max_query_len.

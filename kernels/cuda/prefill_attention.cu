@@ -78,6 +78,25 @@ bool prefill_attention_supported(const PagedAttentionParams& p) {
   return p.kv_dtype != DType::fp8_e4m3 || flash::flash_prefill_supported(p);
 }
 
+namespace {
+// Whether these shapes run the flash kernel (the shape checks alone: with no sequences
+// check_attention_params skips the pointers).
+bool flash_shapes(const PagedAttentionParams& p) {
+  PagedAttentionParams shapes = p;
+  shapes.num_seqs = 0;
+  return p.num_seqs > 0 && p.max_query_len > 0 && check_attention_params(shapes) == cudaSuccess &&
+         flash::flash_prefill_supported(p);
+}
+}  // namespace
+
+std::size_t prefill_attention_workspace_bytes(const PagedAttentionParams& p) {
+  return flash_shapes(p) ? flash::flash_prefill_workspace_bytes(p) : 0;
+}
+
+std::size_t prefill_attention_split_counters(const PagedAttentionParams& p) {
+  return flash_shapes(p) ? flash::flash_prefill_split_counters(p) : 0;
+}
+
 cudaError_t launch_prefill_attention(const PagedAttentionParams& p, cudaStream_t stream) {
   if (const cudaError_t err = check_attention_params(p); err != cudaSuccess) return err;
   if (p.num_seqs == 0 || p.max_query_len == 0) return cudaSuccess;

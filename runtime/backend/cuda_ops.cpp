@@ -70,6 +70,10 @@ std::pair<DeviceCache, DeviceCache> require_caches(const Tensor& keys, const Ten
 
 cudaDataType_t blas_type(DType t) { return t == DType::f32 ? CUDA_R_32F : CUDA_R_16BF; }
 
+// The flash prefill's split counters: one per query tile and head block of a launch that splits,
+// at most two waves of blocks (two per multiprocessor).
+constexpr std::size_t kPrefillSplitCounters = 4096;
+
 // cuBLAS's recommended workspace on Hopper.
 constexpr std::size_t kBlasWorkspaceBytes = std::size_t{32} << 20;
 
@@ -138,6 +142,18 @@ CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs, const NcclRa
   blas_workspace_ = pool_->allocate(kBlasWorkspaceBytes);
   tile_gemm_workspace_ = pool_->allocate(cuda::kTileGemmWorkspaceBytes);
   MV_CUDA_CHECK(cudaMemset(tile_gemm_workspace_.get(), 0, cuda::kTileGemmWorkspaceBytes));
+  // MINIVLLM_PREFILL_SPLIT=1: the flash prefill splits the keys of a small launch's longest query
+  // tiles (an experiment not yet measured on a GPU, so off unless asked for).
+  if (const char* env = std::getenv("MINIVLLM_PREFILL_SPLIT"); env != nullptr) {
+    const std::string value = env;
+    REQUIRE(value == "0" || value == "1", "CudaOps",
+            "MINIVLLM_PREFILL_SPLIT must be 0 or 1, is '" + value + "'");
+    if (value == "1") {
+      prefill_split_counters_ = pool_->allocate(kPrefillSplitCounters * sizeof(int));
+      MV_CUDA_CHECK(cudaMemset(prefill_split_counters_.get(), 0,
+                               kPrefillSplitCounters * sizeof(int)));
+    }
+  }
   sampled_tokens_ = pool_->allocate(kMaxFedRows * sizeof(std::int32_t));
   MV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   try {
@@ -496,6 +512,17 @@ Tensor CudaOps::paged_attention(const Tensor& q, const Tensor& key_cache,
     REQUIRE(cuda::prefill_attention_supported(r), "paged_attention",
             "prefill over an F8_E4M3 KV cache runs on the flash kernel only: a Hopper GPU, "
             "head_dim 64 or 128 (is " + std::to_string(p.head_dim) + ")");
+    // The flash kernel's key splits (small launches): scratch back to the allocator in stream
+    // order, counters fixed (each launch leaves them zeroed).
+    std::shared_ptr<void> workspace;
+    if (prefill_split_counters_ != nullptr &&
+        cuda::prefill_attention_split_counters(r) <= kPrefillSplitCounters &&
+        (r.workspace_bytes = cuda::prefill_attention_workspace_bytes(r)) > 0) {
+      workspace = allocator_->allocate(r.workspace_bytes);
+      r.workspace = workspace.get();
+      r.split_counters = static_cast<int*>(prefill_split_counters_.get());
+      r.split_counter_count = kPrefillSplitCounters;
+    }
     MV_CUDA_CHECK(cuda::launch_prefill_attention(r, stream_));
   }
   return out;

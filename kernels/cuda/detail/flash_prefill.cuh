@@ -355,11 +355,84 @@ __device__ __forceinline__ void store_rows(const WarpState<D>& st, const PagedAt
   }
 }
 
-// Grid: (num_heads / heads_per_block, query tiles, sequences); tiles run last to first, so the
-// blocks with the most keys start first.
+// Key splits: where a launch fits in two waves of blocks, the causal triangle leaves it waiting on
+// its longest query tiles (a 1k prompt: tiles of 1 to 16 key tiles on 128 blocks). Then every
+// query tile gets two blocks, and one with at least kMinSplitTiles key tiles gives each half of
+// them. Each half keeps its softmax state per thread in the same fragment layout, so it parks
+// that state, as it is, in its slot of the workspace; the second to finish merges the other's
+// into its own (in part order: the same bits whichever finishes first), stores the rows and
+// re-arms the count.
+inline constexpr int kMinSplitTiles = 4;
+inline constexpr int kMaxSplitWaves = 2;
+
+template <int D>
+struct KeySplit {
+  // Per thread: o[D / 2], max[2], sum[2].
+  static constexpr int kStateFloats = D / 2 + 4;
+  static constexpr std::size_t kSlotBytes = std::size_t{kStateFloats} * kThreads * 4;
+
+  float* states = nullptr;  // [units][2 halves][kStateFloats][kThreads]; null: no splits
+  int* bad = nullptr;       // [units][2 halves]
+  int* counters = nullptr;  // [units], zeroed
+
+  // Workspace bytes for `units` query tiles' two halves.
+  static std::size_t bytes(std::int64_t units) {
+    return static_cast<std::size_t>(units) * 2 * (kSlotBytes + sizeof(int));
+  }
+};
+
+// Parks a half's softmax state in its slot (coalesced: the thread index is the fastest).
+template <int D>
+__device__ __forceinline__ void park_state(const WarpState<D>& st, float* slot) {
+  float* mine = slot + threadIdx.x;
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) __stcg(mine + i * kThreads, st.o[i]);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    __stcg(mine + (D / 2 + h) * kThreads, st.max[h]);
+    __stcg(mine + (D / 2 + 2 + h) * kThreads, st.sum[h]);
+  }
+}
+
+// st becomes the merge of the first half's state and the second's, one of them st itself and the
+// other parked in `slot`; each row's max is already its lanes' max, each sum a lane's part.
+template <int D>
+__device__ __forceinline__ void merge_parked_state(WarpState<D>& st, const float* slot,
+                                                   bool st_is_first, float scale_log2) {
+  const float* other = slot + threadIdx.x;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const float parked_max = __ldcg(other + (D / 2 + h) * kThreads);
+    const float parked_sum = __ldcg(other + (D / 2 + 2 + h) * kThreads);
+    const float first_max = st_is_first ? st.max[h] : parked_max;
+    const float second_max = st_is_first ? parked_max : st.max[h];
+    const float row_max = fmaxf(first_max, second_max);
+    const float ref = row_max == -INFINITY ? 0.0f : row_max * scale_log2;
+    const float w_first = fast_exp2(first_max * scale_log2 - ref);
+    const float w_second = fast_exp2(second_max * scale_log2 - ref);
+    const float first_sum = st_is_first ? st.sum[h] : parked_sum;
+    const float second_sum = st_is_first ? parked_sum : st.sum[h];
+    st.sum[h] = __fadd_rn(__fmul_rn(first_sum, w_first), __fmul_rn(second_sum, w_second));
+    st.max[h] = row_max;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int i = 4 * j + 2 * h + e;
+        const float parked = __ldcg(other + i * kThreads);
+        const float first = st_is_first ? st.o[i] : parked;
+        const float second = st_is_first ? parked : st.o[i];
+        st.o[i] = __fadd_rn(__fmul_rn(first, w_first), __fmul_rn(second, w_second));
+      }
+  }
+}
+
+// Grid: (num_heads / heads_per_block, query tiles x halves, sequences), halves 2 with a KeySplit
+// (a query tile's two blocks adjacent) and 1 without; tiles run last to first, so the blocks with
+// the most keys start first.
 template <int D, bool kFp8>
 __global__ void __launch_bounds__(kThreads, 1)
-    flash_prefill_kernel(PagedAttentionParams p, int heads_per_block) {
+    flash_prefill_kernel(PagedAttentionParams p, int heads_per_block, KeySplit<D> split) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // wgmma needs sm_90a; the launcher picks this kernel on compute capability 9.x only
 #else
@@ -373,9 +446,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warp = threadIdx.x / 32;
 
   const std::int64_t seq = blockIdx.z;
+  const int halves = split.states != nullptr ? 2 : 1;
+  const int half = static_cast<int>(blockIdx.y) % halves;
+  const std::int64_t query_tiles = gridDim.y / halves, tile_rank = blockIdx.y / halves;
   BlockRows b;
   b.tokens_per_block = kRows / heads_per_block;
-  b.m0 = static_cast<std::int32_t>((gridDim.y - 1 - blockIdx.y) * b.tokens_per_block);
+  b.m0 = static_cast<std::int32_t>((query_tiles - 1 - tile_rank) * b.tokens_per_block);
   b.first_token = p.query_start[seq];
   const std::int32_t query_len = p.query_start[seq + 1] - p.query_start[seq];
   if (b.m0 >= query_len) return;  // the whole block: past the sequence's new tokens
@@ -399,6 +475,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   kv.block_size = static_cast<std::int32_t>(p.block_size);
   kv.num_keys = first_pos + b.tokens;  // up to the block's last token
   const int num_tiles = valid ? (kv.num_keys + kKeys - 1) / kKeys : 0;
+  // This block's key tiles: all of them, or its half of a split query tile's.
+  const bool split_tile = halves == 2 && num_tiles >= kMinSplitTiles;
+  if (half == 1 && !split_tile) return;
+  const int first_tile = split_tile && half == 1 ? (num_tiles + 1) / 2 : 0;
+  const int end_tile = split_tile && half == 0 ? (num_tiles + 1) / 2 : num_tiles;
 
   // The warpgroup's rows: tokens group_token .. + min(64, tokens_per_block) - 1 (of one head, or
   // of two when a block holds 32 tokens); the warp's: 16 tokens of one head from
@@ -415,12 +496,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (valid) load_q<D>(p, b, q_smem);
   cp_async_commit();
   [[maybe_unused]] Fp8Pieces<D> next;  // kFp8: tile t + 1, in flight while tile t is attended
-  if (num_tiles > 0) {
+  if (first_tile < end_tile) {
     if constexpr (kFp8) {
-      load_fp8_tile<D>(kv, 0, next, bad);
+      load_fp8_tile<D>(kv, first_tile * kKeys, next, bad);
       store_fp8_tile<D>(next, kv_smem);
     } else {
-      load_kv_tile<D>(kv, 0, kv_smem, bad);
+      load_kv_tile<D>(kv, first_tile * kKeys, kv_smem, bad);
     }
   }
   cp_async_commit();
@@ -434,10 +515,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) st.o[i] = 0.0f;
   const float scale_log2 = p.scale * kLog2e;
-  for (int t = 0; t < num_tiles; ++t) {
+  for (int t = first_tile; t < end_tile; ++t) {
     // Refill the stage that tile t - 1 used (every warp is past it: the loop's last barrier).
-    unsigned char* const next_stage = kv_smem + (t + 1) % kStages * L::kStageBytes;
-    if (t + 1 < num_tiles) {
+    const int stage = (t - first_tile) % kStages;
+    unsigned char* const next_stage = kv_smem + (stage + 1) % kStages * L::kStageBytes;
+    if (t + 1 < end_tile) {
       if constexpr (kFp8)
         load_fp8_tile<D>(kv, (t + 1) * kKeys, next, bad);
       else
@@ -450,14 +532,32 @@ __global__ void __launch_bounds__(kThreads, 1)
     __syncthreads();
     const std::int32_t n0 = t * kKeys;
     if (group_active && n0 <= group_last_pos)
-      attend_tile<D>(st, q_addr, row0, kv_addr + t % kStages * L::kStageBytes, n0, warp_pos,
+      attend_tile<D>(st, q_addr, row0, kv_addr + stage * L::kStageBytes, n0, warp_pos,
                      n0 + kKeys - 1 > group_pos, scale_log2);
     if constexpr (kFp8)
-      if (t + 1 < num_tiles) store_fp8_tile<D>(next, next_stage);
+      if (t + 1 < end_tile) store_fp8_tile<D>(next, next_stage);
     __syncthreads();
   }
   cp_async_wait<0>();
   bad = __syncthreads_or(bad);
+  if (split_tile) {
+    // Park this half's state, count it; the second half to arrive merges the first's.
+    const std::int64_t unit = (seq * query_tiles + tile_rank) * gridDim.x + blockIdx.x;
+    float* const slots = split.states + unit * 2 * (KeySplit<D>::kSlotBytes / 4);
+    park_state<D>(st, slots + half * (KeySplit<D>::kSlotBytes / 4));
+    if (threadIdx.x == 0) split.bad[2 * unit + half] = bad;
+    __threadfence();  // the state is visible GPU-wide before the count says so
+    __syncthreads();
+    __shared__ bool second;
+    if (threadIdx.x == 0) second = atomicAdd(split.counters + unit, 1) == 1;
+    __syncthreads();
+    if (!second) return;
+    __threadfence();
+    merge_parked_state<D>(st, slots + (1 - half) * (KeySplit<D>::kSlotBytes / 4), half == 0,
+                          scale_log2);
+    bad = bad || __ldcg(split.bad + 2 * unit + 1 - half) != 0;
+    if (threadIdx.x == 0) split.counters[unit] = 0;  // ready for the next launch
+  }
   if (row0 % b.tokens_per_block < b.tokens) store_rows<D>(st, p, b, q_smem, row0, bad);
 #endif
 }
@@ -484,21 +584,67 @@ inline bool flash_prefill_supported(const PagedAttentionParams& p) {
          (p.max_query_len + kRows / 4 - 1) / (kRows / 4) <= kMaxGridYZ;
 }
 
+// A launch's blocks before key splits: (head blocks, query tiles, sequences).
+struct FlashGrid {
+  int heads_per_block = 1;
+  std::int64_t head_blocks = 0, query_tiles = 0;
+};
+
+inline FlashGrid flash_grid(const PagedAttentionParams& p) {
+  FlashGrid g;
+  const std::int64_t group = p.num_heads / p.num_kv_heads;
+  g.heads_per_block = group % 4 == 0 ? 4 : group % 2 == 0 ? 2 : 1;
+  const std::int64_t tokens_per_block = kRows / g.heads_per_block;
+  g.head_blocks = p.num_heads / g.heads_per_block;
+  g.query_tiles = (p.max_query_len + tokens_per_block - 1) / tokens_per_block;
+  return g;
+}
+
+// Query tiles x head blocks x sequences when the launch splits keys (at most kMaxSplitWaves
+// waves of one block per multiprocessor), else 0.
+inline std::int64_t split_units(const PagedAttentionParams& p) {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    return 0;
+  const FlashGrid g = flash_grid(p);
+  const std::int64_t units = g.head_blocks * g.query_tiles * p.num_seqs;
+  return units <= std::int64_t{kMaxSplitWaves} * sms ? units : 0;
+}
+
 template <int D, bool kFp8>
 cudaError_t launch_flash_prefill_for(const PagedAttentionParams& p, cudaStream_t stream) {
-  const std::int64_t group = p.num_heads / p.num_kv_heads;
-  const int heads_per_block = group % 4 == 0 ? 4 : group % 2 == 0 ? 2 : 1;
-  const std::int64_t tokens_per_block = kRows / heads_per_block;
-  const std::int64_t query_tiles = (p.max_query_len + tokens_per_block - 1) / tokens_per_block;
-  const dim3 grid(static_cast<unsigned>(p.num_heads / heads_per_block),
-                  static_cast<unsigned>(query_tiles), static_cast<unsigned>(p.num_seqs));
+  const FlashGrid g = flash_grid(p);
+  // Splits where the workspace and the counters hold them all.
+  KeySplit<D> split;
+  const std::int64_t units = split_units(p);
+  if (units > 0 && p.workspace != nullptr && p.workspace_bytes >= KeySplit<D>::bytes(units) &&
+      p.split_counters != nullptr && p.split_counter_count >= static_cast<std::size_t>(units)) {
+    split.states = static_cast<float*>(p.workspace);
+    split.bad = reinterpret_cast<int*>(static_cast<char*>(p.workspace) +
+                                       units * 2 * KeySplit<D>::kSlotBytes);
+    split.counters = p.split_counters;
+  }
+  const int halves = split.states != nullptr ? 2 : 1;
+  if (g.query_tiles * halves > kMaxGridYZ) return cudaErrorInvalidValue;
+  const dim3 grid(static_cast<unsigned>(g.head_blocks), static_cast<unsigned>(g.query_tiles * halves),
+                  static_cast<unsigned>(p.num_seqs));
   constexpr int kSmem = Layout<D>::kSmemBytes;
   if (const cudaError_t err = cudaFuncSetAttribute(
           flash_prefill_kernel<D, kFp8>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
       err != cudaSuccess)
     return err;
-  flash_prefill_kernel<D, kFp8><<<grid, kThreads, kSmem, stream>>>(p, heads_per_block);
+  flash_prefill_kernel<D, kFp8><<<grid, kThreads, kSmem, stream>>>(p, g.heads_per_block, split);
   return cudaGetLastError();
+}
+
+// prefill_attention_workspace_bytes and _split_counters for the flash kernel's shapes.
+inline std::size_t flash_prefill_workspace_bytes(const PagedAttentionParams& p) {
+  const std::int64_t units = split_units(p);
+  return p.head_dim == 64 ? KeySplit<64>::bytes(units) : KeySplit<128>::bytes(units);
+}
+inline std::size_t flash_prefill_split_counters(const PagedAttentionParams& p) {
+  return static_cast<std::size_t>(split_units(p));
 }
 
 inline cudaError_t launch_flash_prefill(const PagedAttentionParams& p, cudaStream_t stream) {

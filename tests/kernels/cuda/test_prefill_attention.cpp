@@ -3,8 +3,10 @@
 // for KV groups of 1, 2 or 4+ heads, its key tiles 64 keys at head_dim 128 and 128 at 64), f32
 // and other head sizes the generic one. Ragged batches mix one-token sequences (first, as the
 // engine orders them), whole prompts, prefix-cache hits and later chunks of a chunked prefill.
+// Small launches split their longest query tiles' keys across two blocks (KeySplitsMatchReference).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@ namespace minivllm {
 namespace {
 
 using test::AttentionHeads;
+using test::DeviceBuffer;
 using test::PagedBatch;
 using test::SequenceLens;
 
@@ -34,11 +37,26 @@ constexpr float kBf16WeightsTolerance = 5e-2f;
 
 class PrefillAttentionKernel : public test::CudaKernelTest {
  protected:
-  std::vector<float> run_gpu(const PagedBatch& b, DType dtype) {
+  // With `split`, the workspace and zeroed counters the launch asks for (key splits), poisoned
+  // scratch, and the counters checked to come back zeroed.
+  std::vector<float> run_gpu(const PagedBatch& b, DType dtype, bool split = false) {
     const test::DevicePagedBatch d(b, dtype);
-    const cudaError_t err = cuda::launch_prefill_attention(d.params(b, dtype), nullptr);
+    cuda::PagedAttentionParams p = d.params(b, dtype);
+    const std::size_t counters = split ? cuda::prefill_attention_split_counters(p) : 0;
+    DeviceBuffer d_workspace(split ? cuda::prefill_attention_workspace_bytes(p) : 0);
+    test::poison(d_workspace);
+    DeviceBuffer d_counters = test::upload_raw(std::vector<int>(counters, 0));
+    if (split) {
+      p.workspace = d_workspace.get();
+      p.workspace_bytes = d_workspace.bytes();
+      p.split_counters = d_counters.as<int>();
+      p.split_counter_count = counters;
+    }
+    const cudaError_t err = cuda::launch_prefill_attention(p, nullptr);
     EXPECT_EQ(err, cudaSuccess) << cudaGetErrorString(err);
     EXPECT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
+    EXPECT_EQ(test::download_raw<int>(d_counters, counters), std::vector<int>(counters, 0))
+        << "split counters left armed";
     return test::download(d.out, dtype, b.out_size());
   }
 
@@ -124,6 +142,54 @@ TEST_F(PrefillAttentionKernel, Fp8CacheMatchesReference) {
   for (const AttentionHeads& heads : {kFastHeads[0], kFastHeads[1]})
     check(heads, 16, {{2048, 2048}, {1536 + 700, 700}, {random_len(1, 900), 1}}, DType::bf16,
           kBf16WeightsTolerance, /*fp8=*/true);
+}
+
+// Key splits (launches of at most two waves of blocks: the flash kernel halves the keys of query
+// tiles with 4+ key tiles across two blocks and merges them): prompts of 1-2k tokens alone, a
+// chunk after a long prefix, two sequences, an fp8 cache; each asks for a workspace (so splits
+// run), and matches the reference and the unsplit launch within the long prompts' tolerance.
+TEST_F(PrefillAttentionKernel, KeySplitsMatchReference) {
+  struct Case {
+    AttentionHeads heads;
+    std::int64_t block_size;
+    std::vector<SequenceLens> seqs;
+    bool fp8;
+  };
+  const std::int32_t prompt = random_len(257, 2048);
+  const Case cases[] = {
+      {kFastHeads[0], 16, {{1024, 1024}}, false},
+      {kFastHeads[0], 256, {{2048, 2048}}, false},
+      {kFastHeads[0], 16, {{prompt, prompt}}, false},
+      {kFastHeads[0], 16, {{1536 + 300, 300}, {random_len(300, 700), 200}}, false},
+      {kFastHeads[2], 64, {{1000, 1000}}, false},   // a KV group of 1: 128-token query tiles
+      {kFastHeads[4], 16, {{1200, 1200}}, false},   // head_dim 64: 128-key tiles
+      {kFastHeads[0], 16, {{1024, 1024}}, true},
+      {kFastHeads[4], 1, {{700, 700}}, true},
+  };
+  for (const Case& c : cases) {
+    PagedBatch b = test::make_paged_batch(c.heads, c.block_size, c.seqs, DType::bf16, rng());
+    if (c.fp8) test::quantize_cache(b);
+    SCOPED_TRACE((c.fp8 ? "fp8 cache, " : "") + test::describe(b, DType::bf16));
+    {
+      const test::DevicePagedBatch d(b, DType::bf16);
+      const cuda::PagedAttentionParams p = d.params(b, DType::bf16);
+      EXPECT_GT(cuda::prefill_attention_workspace_bytes(p), 0u) << "a small launch should split";
+      EXPECT_GT(cuda::prefill_attention_split_counters(p), 0u);
+    }
+    const auto want = test::paged_attention_reference(b);
+    const auto split = run_gpu(b, DType::bf16, /*split=*/true);
+    test::expect_close(split, want, kBf16WeightsTolerance, "split launch against the reference");
+    // The halves' softmax weights are rounded to bf16 against their own running max: the same
+    // bound as against the reference.
+    test::expect_close(split, run_gpu(b, DType::bf16), kBf16WeightsTolerance,
+                       "split launch against the unsplit one");
+  }
+  // A launch of many waves splits nothing.
+  const PagedBatch many = test::make_paged_batch(
+      kFastHeads[0], 16, std::vector<SequenceLens>(16, SequenceLens{2048, 2048}), DType::bf16,
+      rng());
+  const test::DevicePagedBatch d(many, DType::bf16);
+  EXPECT_EQ(cuda::prefill_attention_workspace_bytes(d.params(many, DType::bf16)), 0u);
 }
 
 // A bad block table entry turns the rows whose keys reach it NaN (here the whole prompt: one

@@ -617,9 +617,10 @@ cudaError_t launch_flash_prefill_for(const PagedAttentionParams& p, cudaStream_t
   const FlashGrid g = flash_grid(p);
   // Splits where the workspace and the counters hold them all.
   KeySplit<D> split;
-  const std::int64_t units = split_units(p);
-  if (units > 0 && p.workspace != nullptr && p.workspace_bytes >= KeySplit<D>::bytes(units) &&
-      p.split_counters != nullptr && p.split_counter_count >= static_cast<std::size_t>(units)) {
+  const std::int64_t units =
+      p.workspace != nullptr && p.split_counters != nullptr ? split_units(p) : 0;
+  if (units > 0 && p.workspace_bytes >= KeySplit<D>::bytes(units) &&
+      p.split_counter_count >= static_cast<std::size_t>(units)) {
     split.states = static_cast<float*>(p.workspace);
     split.bad = reinterpret_cast<int*>(static_cast<char*>(p.workspace) +
                                        units * 2 * KeySplit<D>::kSlotBytes);

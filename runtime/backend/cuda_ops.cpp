@@ -142,18 +142,8 @@ CudaOps::CudaOps(DType compute_dtype, int device, bool cuda_graphs, const NcclRa
   blas_workspace_ = pool_->allocate(kBlasWorkspaceBytes);
   tile_gemm_workspace_ = pool_->allocate(cuda::kTileGemmWorkspaceBytes);
   MV_CUDA_CHECK(cudaMemset(tile_gemm_workspace_.get(), 0, cuda::kTileGemmWorkspaceBytes));
-  // MINIVLLM_PREFILL_SPLIT=1: the flash prefill splits the keys of a small launch's longest query
-  // tiles (an experiment not yet measured on a GPU, so off unless asked for).
-  if (const char* env = std::getenv("MINIVLLM_PREFILL_SPLIT"); env != nullptr) {
-    const std::string value = env;
-    REQUIRE(value == "0" || value == "1", "CudaOps",
-            "MINIVLLM_PREFILL_SPLIT must be 0 or 1, is '" + value + "'");
-    if (value == "1") {
-      prefill_split_counters_ = pool_->allocate(kPrefillSplitCounters * sizeof(int));
-      MV_CUDA_CHECK(cudaMemset(prefill_split_counters_.get(), 0,
-                               kPrefillSplitCounters * sizeof(int)));
-    }
-  }
+  prefill_split_counters_ = pool_->allocate(kPrefillSplitCounters * sizeof(int));
+  MV_CUDA_CHECK(cudaMemset(prefill_split_counters_.get(), 0, kPrefillSplitCounters * sizeof(int)));
   sampled_tokens_ = pool_->allocate(kMaxFedRows * sizeof(std::int32_t));
   MV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   try {
@@ -515,8 +505,7 @@ Tensor CudaOps::paged_attention(const Tensor& q, const Tensor& key_cache,
     // The flash kernel's key splits (small launches): scratch back to the allocator in stream
     // order, counters fixed (each launch leaves them zeroed).
     std::shared_ptr<void> workspace;
-    if (prefill_split_counters_ != nullptr &&
-        cuda::prefill_attention_split_counters(r) <= kPrefillSplitCounters &&
+    if (cuda::prefill_attention_split_counters(r) <= kPrefillSplitCounters &&
         (r.workspace_bytes = cuda::prefill_attention_workspace_bytes(r)) > 0) {
       workspace = allocator_->allocate(r.workspace_bytes);
       r.workspace = workspace.get();

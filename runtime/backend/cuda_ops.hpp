@@ -168,7 +168,7 @@ class CudaOps final : public Ops {
   std::shared_ptr<void> blas_workspace_;  // fixed, so that captured GEMMs allocate nothing
   std::shared_ptr<void> tile_gemm_workspace_;  // the tile GEMM's splits', zeroed, fixed too
   std::shared_ptr<void> sampled_tokens_;       // kMaxFedRows int32, fixed
-  std::shared_ptr<void> prefill_split_counters_;  // zeroed; null: no key splits in prefill
+  std::shared_ptr<void> prefill_split_counters_;  // the flash prefill's key splits', zeroed, fixed
   std::int64_t sampled_rows_ = 0;
   std::unique_ptr<NcclCommunicator> nccl_;  // null: a group of one
 };

@@ -20,6 +20,7 @@
 
 #include "kernels/cuda/detail/attention_warp.cuh"
 #include "kernels/cuda/detail/cp_async.cuh"
+#include "kernels/cuda/detail/device_facts.cuh"
 #include "kernels/cuda/detail/fp8.cuh"
 #include "kernels/cuda/detail/warpgroup_mma.cuh"
 #include "kernels/cuda/paged_attention.cuh"
@@ -603,10 +604,8 @@ inline FlashGrid flash_grid(const PagedAttentionParams& p) {
 // Query tiles x head blocks x sequences when the launch splits keys (at most kMaxSplitWaves
 // waves of one block per multiprocessor), else 0.
 inline std::int64_t split_units(const PagedAttentionParams& p) {
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-    return 0;
+  int sms = 0;
+  if (current_sm_count(sms) != cudaSuccess) return 0;
   const FlashGrid g = flash_grid(p);
   const std::int64_t units = g.head_blocks * g.query_tiles * p.num_seqs;
   return units <= std::int64_t{kMaxSplitWaves} * sms ? units : 0;

@@ -1,7 +1,7 @@
 // The prefill attention kernels against the CPU reference, on the shapes that pick each path:
 // bf16 with head_dim 64 or 128 runs the flash kernel (its query tiles hold 128, 64 or 32 tokens
-// for KV groups of 1, 2 or 4+ heads, its key tiles 64 keys at head_dim 128 and 128 at 64), f32
-// and other head sizes the generic one. Ragged batches mix one-token sequences (first, as the
+// for KV groups of 1, 2 or 4+ heads, its key tiles 128 keys), f32 and other head sizes the
+// generic one. Ragged batches mix one-token sequences (first, as the
 // engine orders them), whole prompts, prefix-cache hits and later chunks of a chunked prefill.
 // Small launches split their longest query tiles' keys across two blocks (KeySplitsMatchReference).
 #include <algorithm>

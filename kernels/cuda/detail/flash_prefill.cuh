@@ -357,7 +357,7 @@ __device__ __forceinline__ void store_rows(const WarpState<D>& st, const PagedAt
 }
 
 // Key splits: where a launch fits in two waves of blocks, the causal triangle leaves it waiting on
-// its longest query tiles (a 1k prompt: tiles of 1 to 16 key tiles on 128 blocks). Then every
+// its longest query tiles (a lone 1k prompt: 128 blocks seeing 1 to 8 key tiles). Then every
 // query tile gets two blocks, and one with at least kMinSplitTiles key tiles gives each half of
 // them. Each half keeps its softmax state per thread in the same fragment layout, so it parks
 // that state, as it is, in its slot of the workspace; the second to finish merges the other's

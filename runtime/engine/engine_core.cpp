@@ -6,10 +6,6 @@
 #include <random>
 #include <unordered_map>
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include <minivllm/error.hpp>
 
 #include "engine/decode_continuation.hpp"
@@ -89,7 +85,6 @@ struct EngineCore::State {
   std::size_t turn_timed_as = 0;  // the step_times bucket of the turn's step
   bool in_turn = false;
   ProgressLog progress;
-  bool heap_trimmed = true;  // since the last step: see release_freed_memory
 };
 
 namespace {
@@ -349,7 +344,6 @@ void complete(SchedulerState& st, StepResult& result, StepOutputs& out) {
 StepWork make_step(SchedulerState& st, StepPlan plan, bool look_ahead) {
   const auto started = Clock::now();
   ++st.num_steps;
-  st.heap_trimmed = false;
   StepWork work;
   work.step = st.num_steps;
   work.look_ahead = look_ahead;
@@ -437,27 +431,11 @@ StepPlan next_plan(SchedulerState& st) {
   return plan;
 }
 
-// Once per idle spell (no request left, no step out): hands the heap's free memory back to the
-// system. glibc keeps freed blocks below its self-raising mmap threshold, so a burst's step
-// buffers (~30 MB on the CPU backend) would stay resident while the engine idles: server/soak saw
-// +15 % RSS at the end of a CPU-only build's run, +1 % with a fixed threshold. A fixed threshold
-// costs every large allocation a fresh mapping (that soak ran 60 % longer); this costs one trim.
-void release_freed_memory(SchedulerState& st) {
-  if (st.heap_trimmed) return;
-  st.heap_trimmed = true;
-#if defined(__GLIBC__)
-  malloc_trim(0);
-#endif
-}
-
 // Keeps the worker fed: a step when none runs, and the next one while one runs when it can be
 // planned ahead (so the worker never waits for the scheduler to hear back).
 std::optional<StepWork> next_step(SchedulerState& st, StepOutputs& out) {
   if (st.in_flight.empty()) {
-    if (!st.scheduler->has_unfinished()) {
-      release_freed_memory(st);
-      return std::nullopt;
-    }
+    if (!st.scheduler->has_unfinished()) return std::nullopt;
     StepPlan plan = next_plan(st);
     if (plan.empty()) {
       // The scheduler's admission rules make this unreachable; never spin on it.

@@ -503,10 +503,10 @@ Tensor CudaOps::paged_attention(const Tensor& q, const Tensor& key_cache,
             "prefill over an F8_E4M3 KV cache runs on the flash kernel only: a Hopper GPU, "
             "head_dim 64 or 128 (is " + std::to_string(p.head_dim) + ")");
     // The flash kernel's key splits (small launches): scratch back to the allocator in stream
-    // order, counters fixed (each launch leaves them zeroed).
+    // order, counters fixed (each launch leaves them zeroed; the launcher splits nothing where
+    // they are too few).
     std::shared_ptr<void> workspace;
-    if (cuda::prefill_attention_split_counters(r) <= kPrefillSplitCounters &&
-        (r.workspace_bytes = cuda::prefill_attention_workspace_bytes(r)) > 0) {
+    if ((r.workspace_bytes = cuda::prefill_attention_workspace_bytes(r)) > 0) {
       workspace = allocator_->allocate(r.workspace_bytes);
       r.workspace = workspace.get();
       r.split_counters = static_cast<int*>(prefill_split_counters_.get());

@@ -21,6 +21,14 @@ namespace minivllm {
 
 namespace {
 
+// Under AddressSanitizer every buffer comes from operator new, whose redzones catch overruns
+// that a pooled mapping would not.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kPooled = false;
+#else
+constexpr bool kPooled = true;
+#endif
+
 #define REQUIRE(ok, op, what) MV_REQUIRE(ok, std::string("CpuOps::") + (op), what)
 
 // A host tensor of f32 activations, [rows, features].
@@ -85,6 +93,11 @@ std::unique_ptr<StepRunner> CpuOps::make_step_runner(StepForward forward) {
 
 Tensor CpuOps::empty(const Shape& shape, DType dtype) {
   const std::size_t bytes = static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype);
+  if (kPooled && bytes >= HostPool::kMinBytes) {
+    std::shared_ptr<void> owner = pool_->allocate(bytes);  // page-aligned
+    void* p = owner.get();
+    return {std::move(owner), p, dtype, shape, Device::cpu};
+  }
   // 64-byte aligned so rows vectorize well; freed with the matching aligned delete.
   void* p = ::operator new[](bytes == 0 ? 1 : bytes, std::align_val_t{64});
   std::shared_ptr<void> owner(p, [](void* q) { ::operator delete[](q, std::align_val_t{64}); });

@@ -6,6 +6,7 @@
 #include <minivllm/ops.hpp>
 
 #include "backend/host_collectives.hpp"
+#include "backend/host_pool.hpp"
 
 namespace minivllm {
 
@@ -47,6 +48,8 @@ class CpuOps final : public Ops {
   Tensor all_gather(const Tensor& x) override;
 
  private:
+  // Buffers of HostPool::kMinBytes and up (a step's logits, the KV cache, the weights).
+  std::shared_ptr<HostPool> pool_ = HostPool::create();
   std::shared_ptr<HostCollectives> group_;  // null: a group of one
   int rank_ = 0;
 };

@@ -1,12 +1,12 @@
-// The device allocators' size classes (backend/device_allocator.hpp): pure arithmetic, no GPU.
+// The pools' size classes (backend/size_class.hpp): pure arithmetic, no GPU.
 #include <cstddef>
 #include <set>
 
 #include <gtest/gtest.h>
 
-#include "backend/device_allocator.hpp"
+#include "backend/size_class.hpp"
 
-namespace minivllm::cuda {
+namespace minivllm {
 namespace {
 
 constexpr std::size_t MiB = std::size_t{1} << 20;
@@ -38,4 +38,4 @@ TEST(SizeClass, EightClassesPerPowerOfTwoBelow64MiB) {
 }
 
 }  // namespace
-}  // namespace minivllm::cuda
+}  // namespace minivllm

@@ -196,11 +196,13 @@ int main() {
         });
         check(cudaGetLastError(), "decode attention");
 
+        const std::int64_t partial_bytes = batch * kHeads * (kHeadDim + 2) * 4;
         const double gbs = static_cast<double>(kv_bytes) / (ms * 1e-3) / 1e9;
         results.push_back({fp8 ? "fp8_e4m3" : "bf16", block_size, batch,
                            uniform ? longest : (sorted ? -1 : 0),
-                           cuda::decode_attention_splits(p).splits, ms * 1e3, gbs,
-                           100.0 * gbs / copy});
+                           std::max<std::int64_t>(1, static_cast<std::int64_t>(p.workspace_bytes) /
+                                                         partial_bytes),
+                           ms * 1e3, gbs, 100.0 * gbs / copy});
         for (void* d : {static_cast<void*>(d_tables), static_cast<void*>(d_query_start),
                         static_cast<void*>(d_context_lens), static_cast<void*>(d_total_context),
                         static_cast<void*>(d_q), d_out,

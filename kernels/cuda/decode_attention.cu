@@ -2,12 +2,9 @@
 // (sequence, KV head, up to kMaxRows heads of its group, split of the context). The group's query
 // heads share every key and value read. Long contexts in small batches are cut into several
 // splits so that the whole GPU streams the cache; each split writes a partial softmax state
-// (max, sum, unnormalized output) and the splits' states are merged. Up to kMaxClusterSplits
-// splits run as one thread-block cluster: each keeps its state in shared memory and the cluster
-// merges them there, each block a slice of the outputs, with no second kernel. More splits write
-// their states to the workspace and a second small kernel merges them. A sequence whose context
-// fits in one split is written directly. kernels/cuda/decode_attention.md has the design's
-// figures.
+// (max, sum, unnormalized output) to the workspace and a second small kernel merges them. A
+// sequence whose context fits in one split is written directly, and with one split for all the
+// merge is skipped. kernels/cuda/decode_attention.md has the design's figures.
 //
 // Inside a block each warp streams its own keys: a key's row (head_dim elements) is spread over
 // `lanes_per_key` lanes, 16 bytes each, so a warp reads 32 / lanes_per_key keys per pass and
@@ -23,9 +20,6 @@
 // scale the key's probability. Its splits are as long in keys as a bf16 cache's.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-
-#include <cooperative_groups.h>
 
 #include "kernels/cuda/detail/attention_warp.cuh"
 #include "kernels/cuda/detail/cp_async.cuh"
@@ -47,9 +41,6 @@ constexpr int kStages = 2;
 constexpr int kMaxRows = 4;          // query heads per block; larger groups take several blocks
 constexpr int kMergeWarps = 4;
 constexpr int kMaxSplits = 64;
-// The most splits merged in a cluster (16 needs the non-portable cluster size): a batch-1 decode
-// of a 1k context takes 16 splits of 32 KiB per KV head.
-constexpr int kMaxClusterSplits = 16;
 // A split streams at least this many bytes of keys and values (counted in the query's dtype):
 // its fixed costs (loading the query, the first table and key round trips, the merge) stay small
 // beside it.
@@ -69,9 +60,6 @@ struct DecodePlan {
   // over `slots` blocks (balance()), so sequences split only where lengths are uneven.
   bool balanced = false;
   std::int64_t slots = 0;
-  // The num_splits blocks of a (sequence, KV head) form a cluster and merge in shared memory;
-  // otherwise partial states go through the workspace to the merge kernel.
-  bool cluster = false;
   bool block_aligned = false;     // a step never crosses a cache block
   int block_shift = -1;           // log2(block_size) when a power of two
   float* partial_acc = nullptr;   // [num_seqs, num_heads, num_splits, head_dim]
@@ -231,11 +219,9 @@ __global__ void __launch_bounds__(kThreads, (kBlocksPerSm<kFp8, kRows>))
   // while the kernel before this one (which writes q and this step's keys) finishes.
   wait_for_prior_grids();
   allow_dependents();
-  if (!s.has_token) return;  // the whole cluster: its blocks share the sequence
+  if (!s.has_token) return;
   const int seq_splits = splits_of(s.valid, s.context_len, plan);
-  // In a cluster a split past the context streams nothing but takes its share of the merge.
-  const bool cluster_merge = plan.cluster && seq_splits > 1;
-  if (split >= seq_splits && !cluster_merge) return;  // the context ends before this split
+  if (split >= seq_splits) return;  // the context ends before this split
   const std::int64_t split_end = key_begin + plan.keys_per_split;
   const std::int32_t key_end =
       !s.valid ? key_begin
@@ -422,12 +408,6 @@ __global__ void __launch_bounds__(kThreads, (kBlocksPerSm<kFp8, kRows>))
   float* staged_acc = reinterpret_cast<float*>(&ring);  // [kWarps][kRows][kMaxHeadDim]
   float* staged_max = staged_acc + kWarps * kRows * kMaxHeadDim;  // [kWarps][kRows]
   float* staged_sum = staged_max + kWarps * kRows;                // [kWarps][kRows]
-  // This block's state for the cluster's merge, read by the other blocks.
-  float* split_acc = staged_sum + kWarps * kRows;                 // [kRows][kMaxHeadDim]
-  float* split_max = split_acc + kRows * kMaxHeadDim;             // [kRows]
-  float* split_sum = split_max + kRows;                           // [kRows]
-  static_assert(sizeof(float) * (kWarps * kRows * (kMaxHeadDim + 2) + kRows * (kMaxHeadDim + 2)) <=
-                sizeof(Ring<kFp8>));
   if (key_lane == 0 && has_dims) {
 #pragma unroll
     for (int r = 0; r < kRows; ++r)
@@ -460,12 +440,6 @@ __global__ void __launch_bounds__(kThreads, (kBlocksPerSm<kFp8, kRows>))
     }
     if (seq_splits == 1) {
       out[q_offset + i] = from_float<T>(bad || !s.valid ? NAN : value / sum);
-    } else if (cluster_merge) {
-      split_acc[r * kMaxHeadDim + d] = bad ? NAN : value;
-      if (d == 0) {
-        split_max[r] = max_all;
-        split_sum[r] = bad ? NAN : sum;
-      }
     } else {
       const std::int64_t partial = (seq * p.num_heads + first_head + r) * plan.num_splits + split;
       plan.partial_acc[partial * head_dim + d] = bad ? NAN : value;
@@ -475,44 +449,6 @@ __global__ void __launch_bounds__(kThreads, (kBlocksPerSm<kFp8, kRows>))
       }
     }
   }
-  if (!cluster_merge) return;
-
-  // The cluster's merge: block `split` (its rank) writes outputs split * kThreads + thread,
-  // stepping by num_splits * kThreads, from every split's state in the splits' order, as the
-  // merge kernel does.
-  namespace cg = cooperative_groups;
-  const cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync();  // every state is in its block's shared memory
-  for (int i = split * kThreads + static_cast<int>(threadIdx.x); i < rows * head_dim;
-       i += plan.num_splits * kThreads) {
-    const int r = i / head_dim, d = i % head_dim;
-    // Every load first: the remote reads overlap.
-    float max_of[kMaxClusterSplits], sum_of[kMaxClusterSplits], acc_of[kMaxClusterSplits];
-#pragma unroll
-    for (int k = 0; k < kMaxClusterSplits; ++k) {
-      if (k < seq_splits) {
-        max_of[k] = *cluster.map_shared_rank(split_max + r, k);
-        sum_of[k] = *cluster.map_shared_rank(split_sum + r, k);
-        acc_of[k] = *cluster.map_shared_rank(split_acc + r * kMaxHeadDim + d, k);
-      }
-    }
-    float max_all = -INFINITY;
-#pragma unroll
-    for (int k = 0; k < kMaxClusterSplits; ++k)
-      if (k < seq_splits) max_all = fmaxf(max_all, max_of[k]);
-    const float base = max_all == -INFINITY ? 0.0f : max_all;
-    float sum = 0.0f, value = 0.0f;
-#pragma unroll
-    for (int k = 0; k < kMaxClusterSplits; ++k) {
-      if (k < seq_splits) {
-        const float weight = exp2f(max_of[k] - base);
-        sum += sum_of[k] * weight;
-        value += acc_of[k] * weight;
-      }
-    }
-    out[q_offset + i] = from_float<T>(value / sum);
-  }
-  cluster.sync();  // no block leaves while another reads its shared memory
 }
 
 // Merges the splits' partial states of sequences that used more than one: a warp per
@@ -595,54 +531,28 @@ DecodePlan make_plan(const PagedAttentionParams& p, int sm_count, std::size_t wo
   const std::int64_t split_bytes = 2 * p.head_dim * static_cast<std::int64_t>(dtype_size(p.dtype));
   const std::int64_t min_split_keys = ceil_div(kMinSplitBytes, split_bytes);
   const std::int64_t partial_bytes = p.num_seqs * p.num_heads * (p.head_dim + 2) * 4;
-  const std::int64_t workspace_splits =
-      static_cast<std::int64_t>(workspace_bytes / std::max<std::int64_t>(partial_bytes, 1));
   std::int64_t splits = units >= slots / 2 ? 1 : slots / std::max<std::int64_t>(units, 1);
-  splits = std::max<std::int64_t>(
-      1, std::min({splits, ceil_div(max_context, min_split_keys), std::int64_t{kMaxSplits}}));
+  splits = std::min({splits, ceil_div(max_context, min_split_keys), std::int64_t{kMaxSplits},
+                     static_cast<std::int64_t>(workspace_bytes / std::max<std::int64_t>(
+                                                                      partial_bytes, 1))});
+  splits = std::max<std::int64_t>(splits, 1);
   // One split each in at most one wave: the longest sequence sets the kernel's time. Two
   // splits whose length follows the step's total context (balance) halve that in a batch of
   // uneven lengths and leave an even batch at one split per sequence (its second blocks exit).
   if (splits == 1 && units <= slots && p.total_context != nullptr &&
-      max_context >= 2 * min_split_keys) {
+      max_context >= 2 * min_split_keys &&
+      workspace_bytes / std::max<std::int64_t>(partial_bytes, 1) >= 2) {
     splits = 2;
     plan.balanced = true;
     plan.slots = slots;
   }
-  // The cluster merge is unmeasured (A/B switch, to go after its device run):
-  // MINIVLLM_DECODE_CLUSTERS=1 asks for it, 2 also balances every batch of one wave over up to a
-  // cluster's splits; otherwise every split merges through the workspace, as before.
-  static const int cluster_mode = [] {
-    const char* v = std::getenv("MINIVLLM_DECODE_CLUSTERS");
-    return v != nullptr && (v[0] == '1' || v[0] == '2') ? v[0] - '0' : 0;
-  }();
-  const bool clusters = cluster_mode > 0;
-  if (cluster_mode == 2 && units <= slots && p.total_context != nullptr &&
-      splits <= kMaxClusterSplits) {
-    const std::int64_t most =
-        std::min<std::int64_t>(kMaxClusterSplits, ceil_div(max_context, min_split_keys));
-    if (most >= 2) {
-      splits = most;
-      plan.balanced = true;
-      plan.slots = slots;
-    }
-  }
-  if (!clusters) {
-    splits = std::max<std::int64_t>(1, std::min(splits, workspace_splits));
-    if (splits < 2) plan.balanced = false;
-  }
-  // Up to kMaxClusterSplits merge in a cluster and need no workspace; more go through it, as many
-  // as it holds, or a cluster's worth where it holds fewer.
-  if (splits > kMaxClusterSplits && workspace_splits < splits)
-    splits = std::max<std::int64_t>(workspace_splits, kMaxClusterSplits);
   plan.keys_per_split = ceil_div(ceil_div(max_context, splits), round) * round;
   plan.num_splits = static_cast<int>(ceil_div(max_context, plan.keys_per_split));
-  plan.cluster = clusters && plan.num_splits > 1 && plan.num_splits <= kMaxClusterSplits;
   return plan;
 }
 
 std::size_t workspace_bytes_of(const PagedAttentionParams& p, const DecodePlan& plan) {
-  if (plan.num_splits == 1 || plan.cluster) return 0;
+  if (plan.num_splits == 1) return 0;
   return static_cast<std::size_t>(p.num_seqs * p.num_heads * plan.num_splits * (p.head_dim + 2)) *
          sizeof(float);
 }
@@ -652,13 +562,6 @@ cudaError_t launch_kernels(const PagedAttentionParams& p, const DecodePlan& plan
                            cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(p.num_seqs * p.num_kv_heads * plan.head_chunks),
                   static_cast<unsigned>(plan.num_splits));
-  if (plan.cluster) {
-    static const cudaError_t allowed = cudaFuncSetAttribute(
-        decode_split_kernel<T, kFp8, kRows>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-    if (allowed != cudaSuccess) return allowed;
-    return launch_dependent_in_clusters(decode_split_kernel<T, kFp8, kRows>, grid,
-                                        dim3(1, grid.y, 1), kThreads, 0, stream, p, plan);
-  }
   if (const cudaError_t err =
           launch_dependent(decode_split_kernel<T, kFp8, kRows>, grid, kThreads, 0, stream, p, plan);
       err != cudaSuccess)
@@ -671,33 +574,15 @@ cudaError_t launch_kernels(const PagedAttentionParams& p, const DecodePlan& plan
 
 }  // namespace
 
-namespace {
-
-// The plan a launch with all the workspace it wants makes for these shapes; false for shapes it
-// refuses or without a device.
-bool wanted_plan(const PagedAttentionParams& p, DecodePlan& plan) {
+std::size_t decode_attention_workspace_bytes(const PagedAttentionParams& p) {
   // The shape checks alone: with no sequences check_attention_params skips the pointers.
   PagedAttentionParams shapes = p;
   shapes.num_seqs = 0;
   int sm_count = 0;
   if (p.num_seqs <= 0 || p.num_seqs > kMaxGridX || check_attention_params(shapes) != cudaSuccess ||
       current_sm_count(sm_count) != cudaSuccess)
-    return false;
-  plan = make_plan(p, sm_count, SIZE_MAX);
-  return true;
-}
-
-}  // namespace
-
-std::size_t decode_attention_workspace_bytes(const PagedAttentionParams& p) {
-  DecodePlan plan;
-  return wanted_plan(p, plan) ? workspace_bytes_of(p, plan) : 0;
-}
-
-DecodeAttentionSplits decode_attention_splits(const PagedAttentionParams& p) {
-  DecodePlan plan;
-  if (!wanted_plan(p, plan)) return {};
-  return {plan.num_splits, plan.cluster};
+    return 0;
+  return workspace_bytes_of(p, make_plan(p, sm_count, SIZE_MAX));
 }
 
 cudaError_t launch_decode_attention(const PagedAttentionParams& p, cudaStream_t stream) {

@@ -43,7 +43,7 @@ struct PagedAttentionParams {
   void* out = nullptr;            // [num_tokens, num_heads, head_dim]
   // Device scratch for the partial results of contexts split across blocks of threads (16-byte
   // aligned). Decode: decode_attention_workspace_bytes(params) of it; less (or null) gives fewer
-  // splits where a sequence takes more than a cluster's 16. Prefill: prefill_attention_workspace_bytes(params), with split_counters; less (or
+  // splits. Prefill: prefill_attention_workspace_bytes(params), with split_counters; less (or
   // null) splits nothing. Either way the results stay right, only slower for long contexts in
   // small batches.
   void* workspace = nullptr;
@@ -90,17 +90,7 @@ std::size_t prefill_attention_split_counters(const PagedAttentionParams& params)
 cudaError_t launch_decode_attention(const PagedAttentionParams& params, cudaStream_t stream);
 
 // The workspace launch_decode_attention wants for these shapes on the current device (0 when
-// every sequence runs in one split, or its splits merge in clusters); reads the shape fields of
-// params only.
+// every sequence runs in one split); reads the shape fields of params only.
 std::size_t decode_attention_workspace_bytes(const PagedAttentionParams& params);
-
-// How launch_decode_attention cuts a sequence's context for these shapes with the workspace it
-// wants: at most `splits` blocks per (sequence, KV head), and whether they merge as one
-// thread-block cluster in shared memory (up to 16) or through the workspace and a second kernel.
-struct DecodeAttentionSplits {
-  int splits = 1;
-  bool in_clusters = false;
-};
-DecodeAttentionSplits decode_attention_splits(const PagedAttentionParams& params);
 
 }  // namespace minivllm::cuda

@@ -27,51 +27,22 @@ __device__ __forceinline__ void allow_dependents() {
 #endif
 }
 
-// kernel<<<grid, block, shared_bytes, stream>>>(args...) with `count` launch attributes.
-template <class... Params, class... Args>
-cudaError_t launch_with(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared_bytes,
-                        cudaStream_t stream, cudaLaunchAttribute* attributes, unsigned count,
-                        Args&&... args) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = shared_bytes;
-  config.stream = stream;
-  config.attrs = attributes;
-  config.numAttrs = count;
-  return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
-}
-
-inline cudaLaunchAttribute dependent_launch_attribute() {
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  return attribute;
-}
-
 // kernel<<<grid, block, shared_bytes, stream>>>(args...), allowed to start before the previous
 // kernel on `stream` ends (see above). Returns the launch's error.
 template <class... Params, class... Args>
 cudaError_t launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block,
                              std::size_t shared_bytes, cudaStream_t stream, Args&&... args) {
-  cudaLaunchAttribute attributes[1] = {dependent_launch_attribute()};
-  return launch_with(kernel, grid, block, shared_bytes, stream, attributes, 1,
-                     std::forward<Args>(args)...);
-}
-
-// The same in thread-block clusters of `cluster` blocks (which must divide `grid`; more than 8
-// needs the kernel's cudaFuncAttributeNonPortableClusterSizeAllowed).
-template <class... Params, class... Args>
-cudaError_t launch_dependent_in_clusters(void (*kernel)(Params...), dim3 grid, dim3 cluster,
-                                         dim3 block, std::size_t shared_bytes,
-                                         cudaStream_t stream, Args&&... args) {
-  cudaLaunchAttribute attributes[2] = {dependent_launch_attribute(), {}};
-  attributes[1].id = cudaLaunchAttributeClusterDimension;
-  attributes[1].val.clusterDim.x = cluster.x;
-  attributes[1].val.clusterDim.y = cluster.y;
-  attributes[1].val.clusterDim.z = cluster.z;
-  return launch_with(kernel, grid, block, shared_bytes, stream, attributes, 2,
-                     std::forward<Args>(args)...);
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 
 }  // namespace minivllm::cuda::detail

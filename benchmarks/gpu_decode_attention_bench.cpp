@@ -5,7 +5,8 @@
 // query heads, 8 KV heads, head_dim 128), every sequence of a batch at the same context length,
 // then batches of mixed lengths (uniform in [kRaggedMin, kRaggedMax], as throughput-256.json's
 // decode steps have them; "context" 0 in the table; -1: the same lengths longest first, the order
-// in which the engine has the kernel take them), cache blocks shuffled as a long-running engine
+// in which the engine has the kernel take them; -2: small batches of long mixed lengths, uniform
+// in [kLongMin, kLongMax], longest first), cache blocks shuffled as a long-running engine
 // leaves them. Each timed launch reads another copy of the batch's blocks (at least 1 GiB between
 // two reads of the same bytes) so the L2 cache holds none.
 // Prints a table and one JSON line.
@@ -34,11 +35,15 @@ using minivllm::bench::check;
 using minivllm::bench::median_ms;
 
 constexpr std::int64_t kHeads = 16, kKvHeads = 8, kHeadDim = 128;
-constexpr std::int64_t kBatches[] = {1, 8, 64, 128, 256};
+constexpr std::int64_t kBatches[] = {1, 8, 16, 32, 64, 128, 256};
 constexpr std::int64_t kContexts[] = {128, 512, 1024, 2048, 4096, 8192};
 constexpr std::int64_t kBlockSizes[] = {16, 256};
 constexpr std::int64_t kRaggedBatches[] = {64, 128, 256};
 constexpr std::int32_t kRaggedMin = 100, kRaggedMax = 2048;
+// Long mixed lengths in small batches, as the long workload's decode steps (benchmarks/
+// make_long_workload.py, max_model_len 8704) have them, longest first ("context" -2).
+constexpr std::int64_t kLongBatches[] = {8, 16, 32, 64};
+constexpr std::int32_t kLongMin = 4096, kLongMax = 8704;
 constexpr int kWarmup = 3, kReps = 30;
 constexpr std::size_t kRotationBytes = std::size_t{1} << 30;
 
@@ -107,6 +112,12 @@ std::vector<std::vector<std::int32_t>> context_cases(std::int64_t batch, std::mt
     std::vector<std::int32_t> longest_first = mixed;
     std::sort(longest_first.begin(), longest_first.end(), std::greater<>());
     cases.push_back(std::move(longest_first));
+  }
+  if (std::find(std::begin(kLongBatches), std::end(kLongBatches), batch) != std::end(kLongBatches)) {
+    std::uniform_int_distribution<std::int32_t> length(kLongMin, kLongMax);
+    std::vector<std::int32_t>& mixed = cases.emplace_back(static_cast<std::size_t>(batch));
+    for (std::int32_t& c : mixed) c = length(rng);
+    std::sort(mixed.begin(), mixed.end(), std::greater<>());
   }
   return cases;
 }
@@ -199,7 +210,9 @@ int main() {
         const std::int64_t partial_bytes = batch * kHeads * (kHeadDim + 2) * 4;
         const double gbs = static_cast<double>(kv_bytes) / (ms * 1e-3) / 1e9;
         results.push_back({fp8 ? "fp8_e4m3" : "bf16", block_size, batch,
-                           uniform ? longest : (sorted ? -1 : 0),
+                           uniform ? longest
+                           : !sorted ? 0
+                           : context_lens.back() >= kLongMin ? -2 : -1,
                            std::max<std::int64_t>(1, static_cast<std::int64_t>(p.workspace_bytes) /
                                                          partial_bytes),
                            ms * 1e3, gbs, 100.0 * gbs / copy});

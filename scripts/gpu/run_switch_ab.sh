@@ -27,7 +27,8 @@ if [[ $parts == *" tests "* ]]; then
   for t in "$bin"/test_cuda_*; do
     echo "== $var=$last $(basename "$t")"
     env "$var=$last" "$t"
-    echo "== $var=$last $(basename "$t") exit $?"
+    rc=$?  # before the echo's own command substitution resets $?
+    echo "== $var=$last $(basename "$t") exit $rc"
   done
 } > "$out/tests.log" 2>&1
 grep -E "^== .* exit|FAILED" "$out/tests.log" | tee -a "$out/summary.txt"
@@ -45,7 +46,7 @@ if [[ $parts == *" kernels "* ]]; then
     done
   done
 } > "$out/kernels.log" 2>&1
-grep -E ": (\| [a-z0-9_]+ \| (16|256) \| (1|8) \| |\| [a-z0-9_]+ \| 256 \| (16|64|256) \| (0|8192) |\| [a-z0-9_]+ \| 256 \| 64 \| -1 )| +(decode (1|8) |prompt )" \
+grep -E ": (\| [a-z0-9_]+ \| 256 \| (1|8) \| |\| [a-z0-9_]+ \| 256 \| [0-9]+ \| -[12] )| +(decode (1|8) |prompt )" \
   "$out/kernels.log" | tee -a "$out/summary.txt"
 fi
 [ "${LONG:-0}" = 1 ] && python3 benchmarks/make_long_workload.py --out "$runs/long-64.json"

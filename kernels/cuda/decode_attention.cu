@@ -20,7 +20,6 @@
 // scale the key's probability. Its splits are as long in keys as a bf16 cache's.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 #include "kernels/cuda/detail/attention_warp.cuh"
 #include "kernels/cuda/detail/cp_async.cuh"
@@ -545,21 +544,6 @@ DecodePlan make_plan(const PagedAttentionParams& p, int sm_count, std::size_t wo
       workspace_bytes / std::max<std::int64_t>(partial_bytes, 1) >= 2) {
     splits = 2;
     plan.balanced = true;
-    plan.slots = slots;
-  }
-  // Unmeasured (A/B switch, to go after its device run): MINIVLLM_DECODE_BALANCE_SMALL=1 gives a
-  // batch under half a wave twice its splits, their length following the step's total context,
-  // so that uneven long contexts fill one wave with even splits.
-  static const bool balance_small = [] {
-    const char* v = std::getenv("MINIVLLM_DECODE_BALANCE_SMALL");
-    return v != nullptr && v[0] == '1';
-  }();
-  if (balance_small && splits > 1 && units < slots / 2 && p.total_context != nullptr) {
-    splits = std::min({2 * (slots / units), ceil_div(max_context, min_split_keys),
-                       std::int64_t{kMaxSplits},
-                       static_cast<std::int64_t>(workspace_bytes /
-                                                 std::max<std::int64_t>(partial_bytes, 1))});
-    plan.balanced = splits >= 2;
     plan.slots = slots;
   }
   plan.keys_per_split = ceil_div(ceil_div(max_context, splits), round) * round;

@@ -9,12 +9,15 @@
 // copies (616 MB), so they come from HBM.
 //   chain        today's kernels in a CUDA graph: skinny GEMM, add_rms_norm, the skinny GEMM
 //                with silu in its epilogue, skinny GEMM (each with dependent launch);
-//   persistent   one kernel a layer, one 512-thread block per multiprocessor: the block starts
-//                cp.async copies of its rows of W_o, of W_gate / W_up and of W_down (~190 KB of
-//                shared memory), then computes o, its rows of the residual; a grid barrier; the
-//                norm (each block over the whole residual) and its gate/up rows; a barrier; its
-//                rows of y. The barrier: a 64-bit arrival counter in global memory that only
-//                grows (each barrier waits for the next multiple of the grid).
+//   persistent, a launch a layer: one 512-thread block per multiprocessor starts cp.async
+//                copies of its rows of W_o, of W_gate / W_up and of W_down (~190 KB of shared
+//                memory), then computes o, its rows of the residual; a grid barrier; the norm
+//                (each block over the whole residual) and its gate/up rows; a barrier; its rows
+//                of y. The barrier: a 64-bit arrival counter in global memory that only grows
+//                (each barrier waits for the next multiple of the grid);
+//   persistent, one launch: the same kernel over all 28 layers, each block asking for the next
+//                layer's rows of a matrix as soon as its warps are done with that matrix, so the
+//                weight stream runs on under the barriers and from layer to layer.
 // Both are checked against a CPU reference of one layer on fresh random inputs; then us per
 // layer (median of 15 replays of a 28-layer graph after 3 warm-ups) and the weights' GB/s.
 // Prints a table and one JSON line.
@@ -122,9 +125,11 @@ __device__ __forceinline__ void grid_barrier(unsigned long long* arrivals) {
   __syncthreads();
 }
 
-// One layer's MLP half at one row (see the top of the file).
+// Layers [first, first + count)'s MLP halves at one row (see the top of the file). A block asks
+// for its rows of every matrix of the first layer at once, and for each matrix of the next layer
+// as soon as its own warps are done with that matrix's shared memory.
 __global__ void __launch_bounds__(kThreads, 1)
-    mlp_stream_kernel(Weights w, Activations act, int layer) {
+    mlp_stream_kernel(Weights w, Activations act, int first, int count) {
   extern __shared__ __align__(16) unsigned char shared[];
   auto* s_o = reinterpret_cast<__nv_bfloat16*>(shared);
   __nv_bfloat16* s_gate = s_o + kMaxRows * kAttn;
@@ -136,65 +141,92 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int row0 = b * kHidden / blocks, row1 = (b + 1) * kHidden / blocks;
   const int pair0 = b * kInter / blocks, pair1 = (b + 1) * kInter / blocks;
+  const int end = first + count;
 
-  // Every weight this block needs, requested at once, in three groups.
-  const std::size_t l = static_cast<std::size_t>(layer);
-  copy_async(s_o, w.w_o + (l * kHidden + row0) * kAttn, (row1 - row0) * kAttn * 2);
-  cp_async_commit();
-  const __nv_bfloat16* gu = w.w_gu + l * 2 * kInter * kHidden;
-  copy_async(s_gate, gu + static_cast<std::size_t>(pair0) * kHidden, (pair1 - pair0) * kHidden * 2);
-  copy_async(s_up, gu + (std::size_t{kInter} + pair0) * kHidden, (pair1 - pair0) * kHidden * 2);
-  cp_async_commit();
-  copy_async(s_down, w.w_down + (l * kHidden + row0) * kInter, (row1 - row0) * kInter * 2);
-  cp_async_commit();
-
-  // o for this block's rows, and the residual's.
-  for (int i = threadIdx.x; i < kAttn; i += kThreads) s_vec[i] = __bfloat162float(act.x[i]);
-  cp_async_wait<2>();
-  __syncthreads();
-  for (int r = warp; r < row1 - row0; r += kWarps) {
-    const float o = bf16_round(warp_dot<kAttn>(s_o + r * kAttn, s_vec));
-    if (lane == 0) {
-      const float res = __bfloat162float(__ldcg(act.residual + row0 + r));
-      act.residual[row0 + r] = __float2bfloat16(res + o);
+  // Each request is one cp.async group (empty past the last layer), so that the wait before a
+  // matrix is always "all but the two newest groups".
+  const auto request_o = [&](int layer) {
+    if (layer < end)
+      copy_async(s_o, w.w_o + (static_cast<std::size_t>(layer) * kHidden + row0) * kAttn,
+                 (row1 - row0) * kAttn * 2);
+    cp_async_commit();
+  };
+  const auto request_gate_up = [&](int layer) {
+    if (layer < end) {
+      const __nv_bfloat16* gu = w.w_gu + static_cast<std::size_t>(layer) * 2 * kInter * kHidden;
+      copy_async(s_gate, gu + static_cast<std::size_t>(pair0) * kHidden,
+                 (pair1 - pair0) * kHidden * 2);
+      copy_async(s_up, gu + (std::size_t{kInter} + pair0) * kHidden, (pair1 - pair0) * kHidden * 2);
     }
-  }
-  grid_barrier(act.arrivals);
+    cp_async_commit();
+  };
+  const auto request_down = [&](int layer) {
+    if (layer < end)
+      copy_async(s_down, w.w_down + (static_cast<std::size_t>(layer) * kHidden + row0) * kInter,
+                 (row1 - row0) * kInter * 2);
+    cp_async_commit();
+  };
+  request_o(first);
+  request_gate_up(first);
+  request_down(first);
 
-  // The norm over the whole residual (each block), then this block's gate/up pairs.
-  float squares = 0.0f;
-  for (int i = threadIdx.x; i < kHidden; i += kThreads) {
-    const float v = __bfloat162float(__ldcg(act.residual + i));
-    s_vec[i] = v;
-    squares += v * v;
-  }
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2)
-    squares += __shfl_xor_sync(0xFFFFFFFFu, squares, offset);
-  if (lane == 0) s_partial[warp] = squares;
-  __syncthreads();
-  float total = 0.0f;
-#pragma unroll
-  for (int i = 0; i < kWarps; ++i) total += s_partial[i];
-  const float inv_rms = rsqrtf(total / kHidden + kEps);
-  for (int i = threadIdx.x; i < kHidden; i += kThreads)
-    s_vec[i] = bf16_round(__bfloat162float(w.norm[i]) * bf16_round(s_vec[i] * inv_rms));
-  cp_async_wait<1>();
-  __syncthreads();
-  for (int j = warp; j < pair1 - pair0; j += kWarps) {
-    const float gate = bf16_round(warp_dot<kHidden>(s_gate + j * kHidden, s_vec));
-    const float up = bf16_round(warp_dot<kHidden>(s_up + j * kHidden, s_vec));
-    if (lane == 0) act.a[pair0 + j] = __float2bfloat16(silu_times(gate, up));
-  }
-  grid_barrier(act.arrivals);
+  for (int layer = first; layer < end; ++layer) {
+    // o for this block's rows, and the residual's.
+    for (int i = threadIdx.x; i < kAttn; i += kThreads) s_vec[i] = __bfloat162float(act.x[i]);
+    cp_async_wait<2>();
+    __syncthreads();
+    for (int r = warp; r < row1 - row0; r += kWarps) {
+      const float o = bf16_round(warp_dot<kAttn>(s_o + r * kAttn, s_vec));
+      if (lane == 0) {
+        const float res = __bfloat162float(__ldcg(act.residual + row0 + r));
+        act.residual[row0 + r] = __float2bfloat16(res + o);
+      }
+    }
+    __syncthreads();
+    request_o(layer + 1);
+    grid_barrier(act.arrivals);
 
-  // This block's rows of y.
-  for (int i = threadIdx.x; i < kInter; i += kThreads) s_vec[i] = __bfloat162float(__ldcg(act.a + i));
-  cp_async_wait<0>();
-  __syncthreads();
-  for (int r = warp; r < row1 - row0; r += kWarps) {
-    const float y = warp_dot<kInter>(s_down + r * kInter, s_vec);
-    if (lane == 0) act.y[row0 + r] = __float2bfloat16(y);
+    // The norm over the whole residual (each block), then this block's gate/up pairs.
+    float squares = 0.0f;
+    for (int i = threadIdx.x; i < kHidden; i += kThreads) {
+      const float v = __bfloat162float(__ldcg(act.residual + i));
+      s_vec[i] = v;
+      squares += v * v;
+    }
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2)
+      squares += __shfl_xor_sync(0xFFFFFFFFu, squares, offset);
+    if (lane == 0) s_partial[warp] = squares;
+    __syncthreads();
+    float total = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kWarps; ++i) total += s_partial[i];
+    const float inv_rms = rsqrtf(total / kHidden + kEps);
+    for (int i = threadIdx.x; i < kHidden; i += kThreads)
+      s_vec[i] = bf16_round(__bfloat162float(w.norm[i]) * bf16_round(s_vec[i] * inv_rms));
+    cp_async_wait<2>();
+    __syncthreads();
+    for (int j = warp; j < pair1 - pair0; j += kWarps) {
+      const float gate = bf16_round(warp_dot<kHidden>(s_gate + j * kHidden, s_vec));
+      const float up = bf16_round(warp_dot<kHidden>(s_up + j * kHidden, s_vec));
+      if (lane == 0) act.a[pair0 + j] = __float2bfloat16(silu_times(gate, up));
+    }
+    __syncthreads();
+    request_gate_up(layer + 1);
+    grid_barrier(act.arrivals);
+
+    // This block's rows of y. (The next layer's o rewrites the residual only after every block
+    // passed the barrier above, so after every block's norm read it.)
+    for (int i = threadIdx.x; i < kInter; i += kThreads)
+      s_vec[i] = __bfloat162float(__ldcg(act.a + i));
+    cp_async_wait<2>();
+    __syncthreads();
+    for (int r = warp; r < row1 - row0; r += kWarps) {
+      const float y = warp_dot<kInter>(s_down + r * kInter, s_vec);
+      if (lane == 0) act.y[row0 + r] = __float2bfloat16(y);
+    }
+    __syncthreads();
+    request_down(layer + 1);
   }
 }
 
@@ -325,7 +357,13 @@ int main() {
           "launch_skinny_gemm down");
   };
   const auto stream_layer = [&](int l) {
-    mlp_stream_kernel<<<blocks, kThreads, kSharedBytes, stream>>>(weights, act, l);
+    mlp_stream_kernel<<<blocks, kThreads, kSharedBytes, stream>>>(weights, act, l, 1);
+    check(cudaGetLastError(), "mlp_stream_kernel");
+  };
+  // Every layer in the launch for layer 0 (nothing for the others).
+  const auto stream_all = [&](int l) {
+    if (l != 0) return;
+    mlp_stream_kernel<<<blocks, kThreads, kSharedBytes, stream>>>(weights, act, 0, kLayers);
     check(cudaGetLastError(), "mlp_stream_kernel");
   };
 
@@ -337,19 +375,36 @@ int main() {
                 to_host(bf(x), kAttn), want_residual);
   struct Path {
     const char* name;
-    std::function<void(int)> layer;
-    double y_error = 0, residual_error = 0, us = 0;
+    std::function<void(int)> layer;  // queues layer l's work (or, called with 0, every layer's)
+    bool per_layer;                  // layer(0) alone runs layer 0 only: checked against the CPU
+    double y_error = -1, residual_error = -1, y_error_28 = 0, residual_error_28 = 0, us = 0;
   };
-  std::vector<Path> paths{{"chain", chain_layer}, {"persistent", stream_layer}};
+  std::vector<Path> paths{{"chain", chain_layer, true},
+                          {"persistent, a launch a layer", stream_layer, true},
+                          {"persistent, one launch", stream_all, false}};
   bool ok = true;
-  for (Path& path : paths) {
+  const auto run_from_start = [&](const Path& path, int layers) {
     check(cudaMemcpy(residual.get(), residual0.get(), kHidden * 2, cudaMemcpyDeviceToDevice),
           "cudaMemcpy");
-    path.layer(0);
+    for (int l = 0; l < layers; ++l) path.layer(l);
     check(cudaStreamSynchronize(stream), path.name);
+  };
+  for (Path& path : paths) {
+    if (!path.per_layer) continue;
+    run_from_start(path, 1);
     path.y_error = relative_error(to_host(bf(y), kHidden), want_y);
     path.residual_error = relative_error(to_host(bf(residual), kHidden), want_residual);
     ok &= path.y_error < 2e-2 && path.residual_error < 1e-2;
+  }
+  // Every layer: each path against the chain (whose kernels have their own CPU references).
+  run_from_start(paths[0], kLayers);
+  const std::vector<float> chain_y = to_host(bf(y), kHidden);
+  const std::vector<float> chain_residual = to_host(bf(residual), kHidden);
+  for (Path& path : paths) {
+    run_from_start(path, kLayers);
+    path.y_error_28 = relative_error(to_host(bf(y), kHidden), chain_y);
+    path.residual_error_28 = relative_error(to_host(bf(residual), kHidden), chain_residual);
+    ok &= path.y_error_28 < 3e-2 && path.residual_error_28 < 2e-2;
   }
 
   // Speed: a graph of every layer, replayed.
@@ -372,15 +427,19 @@ int main() {
   std::printf("MLP half of a decode layer at one row, Qwen3-0.6B shapes, %d layers' weights "
               "(%.1f MB a layer), %s, %d blocks x %d threads, %zu B shared\n",
               kLayers, layer_bytes / 1e6, prop.name, blocks, kThreads, kSharedBytes);
-  std::printf("| path | us a layer | weights GB/s | y error | residual error |\n|---|---|---|---|---|\n");
+  std::printf("| path | us a layer | weights GB/s | layer 0 against the CPU: y, residual | 28 "
+              "layers against the chain: y, residual |\n|---|---|---|---|---|\n");
   std::string json = "{\"bench\":\"gpu_mlp_stream\",\"device\":\"" + std::string(prop.name) + "\",\"paths\":[";
   for (std::size_t i = 0; i < paths.size(); ++i) {
     const Path& p = paths[i];
-    std::printf("| %s | %.2f | %.0f | %.2e | %.2e |\n", p.name, p.us, layer_bytes / (p.us * 1e3),
-                p.y_error, p.residual_error);
+    std::printf("| %s | %.2f | %.0f | %.1e, %.1e | %.1e, %.1e |\n", p.name, p.us,
+                layer_bytes / (p.us * 1e3), p.y_error, p.residual_error, p.y_error_28,
+                p.residual_error_28);
     json += std::string(i ? "," : "") + "{\"path\":\"" + p.name + "\",\"us_per_layer\":" +
             std::to_string(p.us) + ",\"y_error\":" + std::to_string(p.y_error) +
-            ",\"residual_error\":" + std::to_string(p.residual_error) + "}";
+            ",\"residual_error\":" + std::to_string(p.residual_error) +
+            ",\"y_error_28\":" + std::to_string(p.y_error_28) +
+            ",\"residual_error_28\":" + std::to_string(p.residual_error_28) + "}";
   }
   std::printf("%s]}\n", json.c_str());
   if (!ok) std::fprintf(stderr, "gpu_mlp_stream_bench: a path disagrees with the CPU reference\n");

@@ -59,7 +59,7 @@ constexpr std::size_t kSharedBytes =
     sizeof(__nv_bfloat16) *
         (std::size_t{kMaxRows} * kAttn + 2 * std::size_t{kMaxPairs} * kHidden +
          std::size_t{kMaxRows} * kInter) +
-    sizeof(float) * (kInter + kWarps);
+    sizeof(float) * (kInter + kWarps) + 16 + 3 * 8;
 
 struct Weights {
   const __nv_bfloat16* w_o;     // [layers][hidden][attn]
@@ -125,9 +125,42 @@ __device__ __forceinline__ void grid_barrier(unsigned long long* arrivals) {
   __syncthreads();
 }
 
+std::uint32_t __device__ __forceinline__ shared_address(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// Copies `bytes` (a multiple of 16) from global to shared memory as bulk copies issued by the
+// calling thread, completing on `bar`.
+__device__ __forceinline__ void bulk_copy(void* dst, const void* src, int bytes, std::uint32_t bar) {
+  constexpr int kPiece = 16 << 10;
+  for (int done = 0; done < bytes; done += kPiece) {
+    const int piece = bytes - done < kPiece ? bytes - done : kPiece;
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+        ::"r"(shared_address(static_cast<char*>(dst) + done)),
+        "l"(static_cast<const char*>(src) + done), "r"(piece), "r"(bar)
+        : "memory");
+  }
+}
+
+__device__ __forceinline__ void wait_parity(std::uint32_t bar, std::uint32_t parity) {
+  std::uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (done == 0);
+}
+
 // Layers [first, first + count)'s MLP halves at one row (see the top of the file). A block asks
 // for its rows of every matrix of the first layer at once, and for each matrix of the next layer
 // as soon as its own warps are done with that matrix's shared memory.
+// kBulk: each matrix comes as bulk copies that one thread issues, completing on an mbarrier;
+// otherwise every thread issues 16-byte cp.async copies (~22 each a layer).
+template <bool kBulk>
 __global__ void __launch_bounds__(kThreads, 1)
     mlp_stream_kernel(Weights w, Activations act, int first, int count) {
   extern __shared__ __align__(16) unsigned char shared[];
@@ -137,34 +170,68 @@ __global__ void __launch_bounds__(kThreads, 1)
   __nv_bfloat16* s_down = s_up + kMaxPairs * kHidden;
   auto* s_vec = reinterpret_cast<float*>(s_down + kMaxRows * kInter);
   float* s_partial = s_vec + kInter;
+  float* s_dummy = s_partial + kWarps;  // 16 bytes a group past the last layer copies (zeros) into
   const int b = blockIdx.x, blocks = gridDim.x;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int row0 = b * kHidden / blocks, row1 = (b + 1) * kHidden / blocks;
   const int pair0 = b * kInter / blocks, pair1 = (b + 1) * kInter / blocks;
   const int end = first + count;
+  // A cp.async group past the last layer still holds one (zero-filling) copy, so that
+  // wait_group counts it.
+  const auto placeholder = [&] { cp_async_16(s_dummy, w.norm, false); };
+  auto* bars = reinterpret_cast<unsigned long long*>(s_dummy + 4);  // o, gate/up, down
+  if (kBulk && threadIdx.x == 0) {
+    for (int i = 0; i < 3; ++i)
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(bars + i)));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
 
-  // Each request is one cp.async group (empty past the last layer), so that the wait before a
-  // matrix is always "all but the two newest groups".
+  // Requests a matrix of a layer: kBulk, one thread's bulk copies on the matrix's mbarrier
+  // (nothing past the last layer); otherwise a cp.async group, the same wait "all but the two
+  // newest groups" finding it done.
+  const auto request = [&](int matrix, int layer, auto copy) {
+    if constexpr (kBulk) {
+      if (layer >= end || threadIdx.x != 0) return;
+      const std::uint32_t bar = shared_address(bars + matrix);
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      int bytes = 0;
+      copy([&](void* dst, const void* src, int n) { bytes += n; }, bar);
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+                   : "memory");
+      copy([&](void* dst, const void* src, int n) { bulk_copy(dst, src, n, bar); }, bar);
+    } else {
+      if (layer < end)
+        copy([&](void* dst, const void* src, int n) { copy_async(dst, src, n); }, 0u);
+      else
+        placeholder();
+      cp_async_commit();
+    }
+  };
+  const auto await = [&](int matrix, int layer) {
+    if constexpr (kBulk)
+      wait_parity(shared_address(bars + matrix), static_cast<std::uint32_t>(layer - first) & 1);
+    else
+      cp_async_wait<2>();
+  };
   const auto request_o = [&](int layer) {
-    if (layer < end)
-      copy_async(s_o, w.w_o + (static_cast<std::size_t>(layer) * kHidden + row0) * kAttn,
-                 (row1 - row0) * kAttn * 2);
-    cp_async_commit();
+    request(0, layer, [&](auto put, std::uint32_t) {
+      put(s_o, w.w_o + (static_cast<std::size_t>(layer) * kHidden + row0) * kAttn,
+          (row1 - row0) * kAttn * 2);
+    });
   };
   const auto request_gate_up = [&](int layer) {
-    if (layer < end) {
+    request(1, layer, [&](auto put, std::uint32_t) {
       const __nv_bfloat16* gu = w.w_gu + static_cast<std::size_t>(layer) * 2 * kInter * kHidden;
-      copy_async(s_gate, gu + static_cast<std::size_t>(pair0) * kHidden,
-                 (pair1 - pair0) * kHidden * 2);
-      copy_async(s_up, gu + (std::size_t{kInter} + pair0) * kHidden, (pair1 - pair0) * kHidden * 2);
-    }
-    cp_async_commit();
+      put(s_gate, gu + static_cast<std::size_t>(pair0) * kHidden, (pair1 - pair0) * kHidden * 2);
+      put(s_up, gu + (std::size_t{kInter} + pair0) * kHidden, (pair1 - pair0) * kHidden * 2);
+    });
   };
   const auto request_down = [&](int layer) {
-    if (layer < end)
-      copy_async(s_down, w.w_down + (static_cast<std::size_t>(layer) * kHidden + row0) * kInter,
-                 (row1 - row0) * kInter * 2);
-    cp_async_commit();
+    request(2, layer, [&](auto put, std::uint32_t) {
+      put(s_down, w.w_down + (static_cast<std::size_t>(layer) * kHidden + row0) * kInter,
+          (row1 - row0) * kInter * 2);
+    });
   };
   request_o(first);
   request_gate_up(first);
@@ -173,7 +240,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int layer = first; layer < end; ++layer) {
     // o for this block's rows, and the residual's.
     for (int i = threadIdx.x; i < kAttn; i += kThreads) s_vec[i] = __bfloat162float(act.x[i]);
-    cp_async_wait<2>();
+    await(0, layer);
     __syncthreads();
     for (int r = warp; r < row1 - row0; r += kWarps) {
       const float o = bf16_round(warp_dot<kAttn>(s_o + r * kAttn, s_vec));
@@ -204,7 +271,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const float inv_rms = rsqrtf(total / kHidden + kEps);
     for (int i = threadIdx.x; i < kHidden; i += kThreads)
       s_vec[i] = bf16_round(__bfloat162float(w.norm[i]) * bf16_round(s_vec[i] * inv_rms));
-    cp_async_wait<2>();
+    await(1, layer);
     __syncthreads();
     for (int j = warp; j < pair1 - pair0; j += kWarps) {
       const float gate = bf16_round(warp_dot<kHidden>(s_gate + j * kHidden, s_vec));
@@ -219,7 +286,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // passed the barrier above, so after every block's norm read it.)
     for (int i = threadIdx.x; i < kInter; i += kThreads)
       s_vec[i] = __bfloat162float(__ldcg(act.a + i));
-    cp_async_wait<2>();
+    await(2, layer);
     __syncthreads();
     for (int r = warp; r < row1 - row0; r += kWarps) {
       const float y = warp_dot<kInter>(s_down + r * kInter, s_vec);
@@ -255,7 +322,8 @@ float round_bf16(float v) { return minivllm::bf16_to_f32(minivllm::f32_to_bf16(v
 // Layer 0's MLP half on the CPU, in the GPU paths' roundings; returns y and updates residual.
 std::vector<float> reference(const std::vector<float>& w_o, const std::vector<float>& w_gu,
                              const std::vector<float>& w_down, const std::vector<float>& norm,
-                             const std::vector<float>& x, std::vector<float>& residual) {
+                             const std::vector<float>& x, std::vector<float>& residual,
+                             std::vector<float>& a) {
   const auto dot = [](const float* row, const float* v, int n) {
     double sum = 0.0;
     for (int i = 0; i < n; ++i) sum += static_cast<double>(row[i]) * v[i];
@@ -267,7 +335,8 @@ std::vector<float> reference(const std::vector<float>& w_o, const std::vector<fl
     squares += static_cast<double>(residual[r]) * residual[r];
   }
   const float inv_rms = 1.0f / std::sqrt(static_cast<float>(squares / kHidden) + kEps);
-  std::vector<float> n(kHidden), a(kInter), y(kHidden);
+  std::vector<float> n(kHidden), y(kHidden);
+  a.assign(kInter, 0.0f);
   for (int i = 0; i < kHidden; ++i) n[i] = round_bf16(norm[i] * round_bf16(residual[i] * inv_rms));
   for (int j = 0; j < kInter; ++j) {
     const float gate = round_bf16(dot(&w_gu[static_cast<std::size_t>(j) * kHidden], n.data(), kHidden));
@@ -304,11 +373,12 @@ int main() {
     std::printf("gpu_mlp_stream_bench: skipped, %d multiprocessors (needs %d)\n", blocks, kMinBlocks);
     return 0;
   }
-  check(cudaFuncSetAttribute(mlp_stream_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(kSharedBytes)),
-        "cudaFuncSetAttribute");
+  for (auto kernel : {mlp_stream_kernel<false>, mlp_stream_kernel<true>})
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(kSharedBytes)),
+          "cudaFuncSetAttribute");
   int per_sm = 0;
-  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mlp_stream_kernel, kThreads,
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mlp_stream_kernel<true>, kThreads,
                                                       kSharedBytes),
         "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   if (per_sm < 1) {
@@ -356,23 +426,22 @@ int main() {
                                    kHidden, kInter, stream),
           "launch_skinny_gemm down");
   };
-  const auto stream_layer = [&](int l) {
-    mlp_stream_kernel<<<blocks, kThreads, kSharedBytes, stream>>>(weights, act, l, 1);
-    check(cudaGetLastError(), "mlp_stream_kernel");
-  };
-  // Every layer in the launch for layer 0 (nothing for the others).
-  const auto stream_all = [&](int l) {
-    if (l != 0) return;
-    mlp_stream_kernel<<<blocks, kThreads, kSharedBytes, stream>>>(weights, act, 0, kLayers);
-    check(cudaGetLastError(), "mlp_stream_kernel");
+  // The persistent kernel a launch a layer, or every layer in the launch for layer 0.
+  const auto persistent = [&](bool bulk, bool per_layer) {
+    return [&, bulk, per_layer](int l) {
+      if (!per_layer && l != 0) return;
+      const auto kernel = bulk ? mlp_stream_kernel<true> : mlp_stream_kernel<false>;
+      kernel<<<blocks, kThreads, kSharedBytes, stream>>>(weights, act, l, per_layer ? 1 : kLayers);
+      check(cudaGetLastError(), "mlp_stream_kernel");
+    };
   };
 
   // Correctness: layer 0 from the same residual, each path against the CPU.
-  std::vector<float> want_residual = to_host(bf(residual0), kHidden);
+  std::vector<float> want_residual = to_host(bf(residual0), kHidden), want_a;
   const std::vector<float> want_y =
       reference(to_host(bf(w_o), o_elems), to_host(bf(w_gu), gu_elems),
                 to_host(bf(w_down), down_elems), to_host(bf(norm), kHidden),
-                to_host(bf(x), kAttn), want_residual);
+                to_host(bf(x), kAttn), want_residual, want_a);
   struct Path {
     const char* name;
     std::function<void(int)> layer;  // queues layer l's work (or, called with 0, every layer's)
@@ -380,8 +449,10 @@ int main() {
     double y_error = -1, residual_error = -1, y_error_28 = 0, residual_error_28 = 0, us = 0;
   };
   std::vector<Path> paths{{"chain", chain_layer, true},
-                          {"persistent, a launch a layer", stream_layer, true},
-                          {"persistent, one launch", stream_all, false}};
+                          {"persistent, cp.async, a launch a layer", persistent(false, true), true},
+                          {"persistent, cp.async, one launch", persistent(false, false), false},
+                          {"persistent, bulk copies, a launch a layer", persistent(true, true), true},
+                          {"persistent, bulk copies, one launch", persistent(true, false), false}};
   bool ok = true;
   const auto run_from_start = [&](const Path& path, int layers) {
     check(cudaMemcpy(residual.get(), residual0.get(), kHidden * 2, cudaMemcpyDeviceToDevice),
@@ -394,6 +465,7 @@ int main() {
     run_from_start(path, 1);
     path.y_error = relative_error(to_host(bf(y), kHidden), want_y);
     path.residual_error = relative_error(to_host(bf(residual), kHidden), want_residual);
+    std::printf("debug %s: a error %.2e\n", path.name, relative_error(to_host(bf(a), kInter), want_a));
     ok &= path.y_error < 2e-2 && path.residual_error < 1e-2;
   }
   // Every layer: each path against the chain (whose kernels have their own CPU references).

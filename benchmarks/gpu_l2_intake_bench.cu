@@ -21,21 +21,20 @@
 #include <cuda_runtime.h>
 
 #include "benchmarks/gpu_bench_support.hpp"
+#include "benchmarks/gpu_mbarrier.cuh"
 
 namespace {
 
 using minivllm::bench::check;
 using minivllm::bench::DeviceMemory;
 using minivllm::bench::median_ms;
+using minivllm::bench::smem_address;
+using minivllm::bench::wait_parity;
 
 constexpr int kMaxStages = 8;
 constexpr int kBarrierBytes = 1024;  // the barriers, then the ring from this offset
 // Every block asks for this much shared memory, so that no SM holds two of them.
 constexpr int kBlockSmem = 200 * 1024;
-
-__device__ __forceinline__ std::uint32_t smem_address(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
 
 __device__ __forceinline__ unsigned cluster_rank() {
   unsigned r;
@@ -51,18 +50,6 @@ __device__ __forceinline__ unsigned cluster_size() {
 
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
-}
-
-__device__ __forceinline__ void wait_parity(std::uint32_t bar, std::uint32_t parity) {
-  std::uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (done == 0);
 }
 
 struct Stream {

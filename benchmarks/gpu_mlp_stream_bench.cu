@@ -38,6 +38,7 @@
 #include <cuda_runtime.h>
 
 #include "benchmarks/gpu_bench_support.hpp"
+#include "benchmarks/gpu_mbarrier.cuh"
 #include "kernels/bf16.hpp"
 #include "kernels/cuda/detail/silu.cuh"
 #include "kernels/cuda/rms_norm.cuh"
@@ -49,6 +50,8 @@ using minivllm::DType;
 using minivllm::bench::check;
 using minivllm::bench::DeviceMemory;
 using minivllm::bench::median_ms;
+using minivllm::bench::smem_address;
+using minivllm::bench::wait_parity;
 using namespace minivllm::cuda::detail;
 namespace cuda = minivllm::cuda;
 
@@ -122,10 +125,6 @@ __device__ __forceinline__ void grid_barrier(unsigned long long* arrivals) {
   __syncthreads();
 }
 
-std::uint32_t __device__ __forceinline__ shared_address(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
 // Copies `bytes` (a multiple of 16) from global to shared memory as bulk copies issued by the
 // calling thread, completing on `bar`.
 __device__ __forceinline__ void bulk_copy(void* dst, const void* src, int bytes, std::uint32_t bar) {
@@ -134,22 +133,10 @@ __device__ __forceinline__ void bulk_copy(void* dst, const void* src, int bytes,
     const int piece = bytes - done < kPiece ? bytes - done : kPiece;
     asm volatile(
         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-        ::"r"(shared_address(static_cast<char*>(dst) + done)),
+        ::"r"(smem_address(static_cast<char*>(dst) + done)),
         "l"(static_cast<const char*>(src) + done), "r"(piece), "r"(bar)
         : "memory");
   }
-}
-
-__device__ __forceinline__ void wait_parity(std::uint32_t bar, std::uint32_t parity) {
-  std::uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (done == 0);
 }
 
 // Layers [first, first + count)'s MLP halves at one row (see the top of the file). A block asks
@@ -175,7 +162,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int end = first + count;
   if (threadIdx.x == 0) {
     for (int i = 0; i < 3; ++i)
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(bars + i)));
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_address(bars + i)));
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
@@ -185,7 +172,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const auto has_copies = [&](int layer) { return layer < end && (stream || layer == first); };
   const auto request = [&](int matrix, int layer, auto copy) {
     if (!has_copies(layer) || threadIdx.x != 0) return;
-    const std::uint32_t bar = shared_address(bars + matrix);
+    const std::uint32_t bar = smem_address(bars + matrix);
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     int bytes = 0;
     copy([&](void*, const void*, int n) { bytes += n; });
@@ -195,7 +182,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
   const auto await = [&](int matrix, int layer) {
     if (has_copies(layer))
-      wait_parity(shared_address(bars + matrix), static_cast<std::uint32_t>(layer - first) & 1);
+      wait_parity(smem_address(bars + matrix), static_cast<std::uint32_t>(layer - first) & 1);
   };
   const auto request_o = [&](int layer) {
     request(0, layer, [&](auto put) {

@@ -1,6 +1,7 @@
 // The CPU reference ops against direct textbook formulas (double precision, contiguous layouts).
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include "kernels/cpu/activation.hpp"
 #include "kernels/cpu/attention.hpp"
 #include "kernels/cpu/bias.hpp"
+#include "kernels/cpu/convert.hpp"
 #include "kernels/cpu/embedding.hpp"
 #include "kernels/cpu/fp8.hpp"
 #include "kernels/cpu/kv_cache.hpp"
@@ -52,6 +54,23 @@ TEST(CpuKernels, LinearSplitsLargeWorkAcrossThreadsWithTheSameResult) {
   linear(x.data(), w.data(), DType::f32, y.data(), m, n, k);
   linear(x.data() + 7 * k, w.data(), DType::f32, row.data(), 1, n, k);  // single-threaded path
   for (std::int64_t j = 0; j < n; ++j) EXPECT_EQ(y[7 * n + j], row[j]);
+}
+
+// Under ASan the innermost loops run uninstrumented after one check of each whole range
+// (checked_range.hpp): a range that runs past its buffer must still be reported.
+TEST(CpuKernels, InnermostLoopsPastABuffersEndAreReportedUnderAsan) {
+#if !defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "needs AddressSanitizer: runs in scripts/asan.sh's tree";
+#else
+  const std::vector<float> a(32, 1.0f);
+  const auto short_f32 = std::make_unique<float[]>(31);
+  const auto short_bf16 = std::make_unique<std::uint16_t[]>(31);
+  std::vector<float> out(32);
+  EXPECT_EQ(dot(a.data(), a.data(), 32), 32.0f);
+  EXPECT_DEATH(dot(a.data(), short_f32.get(), 32), "heap-buffer-overflow");
+  EXPECT_DEATH(to_f32(short_bf16.get(), DType::bf16, out.data(), 32), "heap-buffer-overflow");
+  EXPECT_DEATH(to_f32(a.data(), DType::bf16, short_f32.get(), 32), "heap-buffer-overflow");
+#endif
 }
 
 TEST(CpuKernels, RmsNormAndFusedResidualAdd) {

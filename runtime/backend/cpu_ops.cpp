@@ -59,6 +59,8 @@ cpu::CacheRows require_cache(const Tensor& cache, const std::string& op) {
 
 }  // namespace
 
+std::shared_ptr<HostPool> CpuOps::make_pool() { return kPooled ? HostPool::create() : nullptr; }
+
 CpuOps::CpuOps(std::shared_ptr<HostCollectives> group, int rank)
     : group_(std::move(group)), rank_(rank) {
   if (group_ != nullptr && (rank < 0 || rank >= group_->ranks()))

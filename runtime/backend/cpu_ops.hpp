@@ -48,8 +48,11 @@ class CpuOps final : public Ops {
   Tensor all_gather(const Tensor& x) override;
 
  private:
+  // A pool, or null where buffers are not pooled (under AddressSanitizer).
+  static std::shared_ptr<HostPool> make_pool();
+
   // Buffers of HostPool::kMinBytes and up (a step's logits, the KV cache, the weights).
-  std::shared_ptr<HostPool> pool_ = HostPool::create();
+  std::shared_ptr<HostPool> pool_ = make_pool();
   std::shared_ptr<HostCollectives> group_;  // null: a group of one
   int rank_ = 0;
 };

@@ -21,7 +21,7 @@ if [ ! -f "$build/build.ninja" ]; then
   echo "configuring $build (thread; CPU only; no benchmarks)"
   meson setup "$build" "$root" -Dcuda=disabled -Dbenchmarks=false \
     -Db_sanitize=thread -Db_lundef=false \
-    -Doptimization=1 -Ddebug=true -Dcpp_args=-fno-omit-frame-pointer
+    -Doptimization=1 -Ddebug=false -Dcpp_args="-fno-omit-frame-pointer -g1"  # line tables: as asan.sh
 fi
 
 if [ $# -gt 0 ]; then tests=("$@")

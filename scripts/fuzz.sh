@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # libFuzzer on the parsers (tests/fuzz/, one target per fuzz_<target>.cpp):
 #   scripts/fuzz.sh TARGET SECONDS [RUNS]   one target, for SECONDS (or RUNS executions, if sooner)
-#   scripts/fuzz.sh all SECONDS [RUNS]      every target, one after another (CI: all 60)
+#   scripts/fuzz.sh all SECONDS [RUNS]      every target, as many at once as there are cores (CI: all 60)
 # Builds build-fuzz/ with clang when needed (installing clang and libclang-rt-14-dev from apt if
 # they are missing), replays the committed regression inputs (tests/fuzz/regressions/TARGET/),
 # then fuzzes from the committed seeds (tests/fuzz/seeds/TARGET/, copied into a scratch corpus
@@ -68,16 +68,18 @@ export MINIVLLM_DATA="${MINIVLLM_DATA:-$root/data}"
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
-failed=()
-for target in "${chosen[@]}"; do
-  exe="$build/fuzz_$target"
-  log="$build/logs/$target.log"
-  mkdir -p "$build/logs" "$build/findings/$target" "$build/corpus/$target"
-  options=(-max_len="$(max_len "$target")" -rss_limit_mb=2048 -timeout=10
-           -artifact_prefix="$build/findings/$target/")
+# fuzz_target TARGET: replays the target's regression inputs, then fuzzes it for SECONDS; prints
+# one summary line (and a finding's report) and returns non-zero on a finding.
+fuzz_target() {
+  local target=$1
+  local exe="$build/fuzz_$target"
+  local log="$build/logs/$target.log"
+  mkdir -p "$build/findings/$target" "$build/corpus/$target"
+  local options=(-max_len="$(max_len "$target")" -rss_limit_mb=2048 -timeout=10
+                 -artifact_prefix="$build/findings/$target/")
 
   # Every committed regression input, once each.
-  regressions=()
+  local regressions=()
   if [ -d "$fuzz/regressions/$target" ]; then
     while IFS= read -r -d '' f; do regressions+=("$f"); done \
       < <(find "$fuzz/regressions/$target" -type f ! -name '*.md' -print0 | sort -z)
@@ -86,15 +88,14 @@ for target in "${chosen[@]}"; do
     if ! "$exe" "${options[@]}" "${regressions[@]}" >"$build/logs/$target.replay.log" 2>&1; then
       echo "fuzz $target: a regression input fails again (log: $build/logs/$target.replay.log)"
       tail -n 30 "$build/logs/$target.replay.log"
-      failed+=("$target")
-      continue
+      return 1
     fi
     echo "fuzz $target: ${#regressions[@]} regression inputs replayed, none fails"
   fi
 
   cp -n "$fuzz/seeds/$target"/* "$build/corpus/$target/"
+  local start status=0 elapsed runs
   start=$(date +%s)
-  status=0
   "$exe" "${options[@]}" -max_total_time="$seconds" -runs="$runs_limit" -print_final_stats=1 \
     "$build/corpus/$target" >"$log" 2>&1 || status=$?
   elapsed=$(( $(date +%s) - start ))
@@ -106,10 +107,26 @@ for target in "${chosen[@]}"; do
     echo "fuzz $target: FOUND a problem after ${runs:-?} executions in ${elapsed} s (exit $status;" \
          "log: $log; input: $build/findings/$target/)"
     grep -m 1 -E 'ERROR: |runtime error: |SUMMARY: ' "$log" || tail -n 20 "$log"
-    failed+=("$target")
-  else
-    echo "fuzz $target: ${runs:-?} executions in ${elapsed} s, nothing found"
+    return 1
   fi
+  echo "fuzz $target: ${runs:-?} executions in ${elapsed} s, nothing found"
+}
+
+# One target a core at a time (each libFuzzer process uses one); each target's lines are
+# printed, in order, once all have run.
+mkdir -p "$build/logs"
+lanes=$(nproc)
+for target in "${chosen[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$lanes" ]; do wait -n || true; done
+  ( status=0
+    fuzz_target "$target" >"$build/logs/$target.summary" 2>&1 || status=$?
+    echo "$status" >"$build/logs/$target.status" ) &
+done
+wait
+failed=()
+for target in "${chosen[@]}"; do
+  cat "$build/logs/$target.summary"
+  [ "$(cat "$build/logs/$target.status")" = 0 ] || failed+=("$target")
 done
 
 if [ ${#failed[@]} -gt 0 ]; then

@@ -8,9 +8,9 @@
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
-#define MV_RANGE_CHECKED __attribute__((no_sanitize("address", "undefined")))
+#define MV_NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
 #else
-#define MV_RANGE_CHECKED
+#define MV_NO_SANITIZE
 #endif
 
 namespace minivllm::cpu {

@@ -13,19 +13,22 @@
 // needs no barrier). Every lane keeps its own online softmax (in base 2, fp32) over the keys it
 // saw; warps and lanes merge once at the end.
 //
-// An fp8 cache (kFp8) has pieces of 16 bytes too, so 16 codes (converted in registers) and half
-// the lanes per key of bf16: a warp's pass covers twice the keys, and the work per key that does
-// not scale with head_dim (lane reductions, copies, softmax) halves. Each key's scale comes
-// through the ring beside it (4 bytes per lane) and multiplies the key's score, and its value
-// scale the key's probability. Its splits are as long in keys as a bf16 cache's.
+// An fp8 cache has its own split kernel (decode_split_fp8_kernel) with the same plan, ring
+// pipeline and end: its steps are tiles of 16 keys whose scores and weighted values are tensor-
+// core MMAs on codes converted to f16, in place of the per-lane arithmetic.
 #include <algorithm>
 #include <cmath>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include "kernels/cuda/detail/attention_warp.cuh"
 #include "kernels/cuda/detail/cp_async.cuh"
 #include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/detail/device_facts.cuh"
 #include "kernels/cuda/detail/fp8.cuh"
+#include "kernels/cuda/detail/mma_sync.cuh"
+#include "kernels/cuda/detail/warpgroup_mma.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 
 namespace minivllm::cuda {
@@ -37,6 +40,8 @@ constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
 constexpr int kCtasPerSm = 4;        // what the launch bounds allow (registers: up to 128)
 constexpr int kPassesPerStep = 4;
+constexpr int kTileKeys = 16;        // an fp8 warp step: the keys of an MMA's A operand
+constexpr int kMaxChunks = kMaxHeadDim / 16;  // 16-dim chunks of a head (an MMA's k)
 constexpr int kStages = 2;
 constexpr int kMaxRows = 4;          // query heads per block; larger groups take several blocks
 constexpr int kMergeWarps = 4;
@@ -51,7 +56,7 @@ constexpr float kLog2e = 1.4426950408889634f;
 
 // How a launch cuts the work; the same on the host and in both kernels.
 struct DecodePlan {
-  int lanes_per_key_log2 = 0;
+  int lanes_per_key_log2 = 0;     // bf16 and f32 caches
   int keys_per_step = 0;          // one warp's step
   int head_chunks = 1;            // blocks per KV head: ceil(group / rows per block)
   int num_splits = 1;
@@ -115,26 +120,10 @@ __device__ __forceinline__ void unpack(const uint4& raw, float (&out)[8]) {
   }
 }
 
-// 16 e4m3 codes as f32.
-__device__ __forceinline__ void unpack(const uint4& raw, float (&out)[16]) {
-  const unsigned words[4] = {raw.x, raw.y, raw.z, raw.w};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 lo = e4m3x2_to_float2(static_cast<std::uint16_t>(words[i] & 0xFFFFu));
-    const float2 hi = e4m3x2_to_float2(static_cast<std::uint16_t>(words[i] >> 16));
-    out[4 * i] = lo.x;
-    out[4 * i + 1] = lo.y;
-    out[4 * i + 2] = hi.x;
-    out[4 * i + 3] = hi.y;
-  }
-}
-
-// A warp's shared-memory ring: per stage and pass, each lane's piece of a key and of a value, and
-// with an fp8 cache the key's two scales.
-template <bool kFp8>
+// A warp's shared-memory ring (bf16 and f32 caches): per stage and pass, each lane's piece of a
+// key and of a value.
 struct Ring {
   uint4 pieces[kWarps][kStages][kPassesPerStep][2][32];
-  float scales[kWarps][kStages][kPassesPerStep][2][kFp8 ? 32 : 1];
 };
 
 // Folds softmax state (other_max, other_sum, other_acc) into (max, sum, acc); base-2 exponents.
@@ -151,26 +140,83 @@ __device__ __forceinline__ void merge_state(float& max, float& sum, float (&acc)
   max = new_max;
 }
 
-// A block's resident limit: an fp8 block of 4 rows keeps 16 dims of q and of the output per row
-// in registers, 128 in all, so it takes two blocks per multiprocessor to have the registers.
-template <bool kFp8, int kRows>
-constexpr int kBlocksPerSm = kFp8 && kRows > 2 ? 2 : kCtasPerSm;
+// What a block of the split kernels works on: blockIdx.x is (sequence rank, KV head, head chunk),
+// blockIdx.y the split.
+struct SplitUnit {
+  std::int64_t seq;
+  std::int64_t kv_head;
+  int chunk;
+  int split;
+};
 
-template <class T, bool kFp8, int kRows>
-__global__ void __launch_bounds__(kThreads, (kBlocksPerSm<kFp8, kRows>))
-    decode_split_kernel(PagedAttentionParams p, DecodePlan plan) {
-  using KvElem = std::conditional_t<kFp8, std::uint8_t, T>;
-  constexpr int kVec = 16 / static_cast<int>(sizeof(KvElem));  // a lane's 16-byte piece
-  balance(plan, p);
-  // Per warp and stage: each pass's keys and values, a piece per lane.
-  __shared__ __align__(16) Ring<kFp8> ring;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+__device__ __forceinline__ SplitUnit split_unit(const PagedAttentionParams& p,
+                                                const DecodePlan& plan) {
   const std::int64_t units_per_seq = p.num_kv_heads * plan.head_chunks;
   const std::int64_t seq_rank = blockIdx.x / units_per_seq;
-  const std::int64_t seq = p.seq_order != nullptr ? p.seq_order[seq_rank] : seq_rank;
-  const std::int64_t kv_head = blockIdx.x % units_per_seq / plan.head_chunks;
-  const int chunk = static_cast<int>(blockIdx.x % plan.head_chunks);
-  const int split = static_cast<int>(blockIdx.y);
+  return {p.seq_order != nullptr ? p.seq_order[seq_rank] : seq_rank,
+          blockIdx.x % units_per_seq / plan.head_chunks,
+          static_cast<int>(blockIdx.x % plan.head_chunks), static_cast<int>(blockIdx.y)};
+}
+
+// A split block's warps' softmax states, staged in shared memory (after the ring drained):
+// acc [kWarps][kRows][kMaxHeadDim], then max and sum [kWarps][kRows].
+template <int kRows>
+struct StagedStates {
+  float* acc;
+  float* max;
+  float* sum;
+  __device__ explicit StagedStates(void* ring)
+      : acc(static_cast<float*>(ring)),
+        max(acc + kWarps * kRows * kMaxHeadDim),
+        sum(max + kWarps * kRows) {}
+};
+
+// The end of a split block: merges the staged warps' states and writes the output (a sequence of
+// one split) or the split's partial state. `bad`: the block met a table entry outside the cache.
+template <class T, int kRows>
+__device__ __forceinline__ void write_split(const PagedAttentionParams& p, const DecodePlan& plan,
+                                            const StagedStates<kRows>& staged, bool bad,
+                                            const SplitUnit& unit, const DecodeSeq& s,
+                                            int seq_splits, std::int64_t first_head, int rows,
+                                            std::int64_t q_offset) {
+  const int head_dim = static_cast<int>(p.head_dim);
+  T* out = static_cast<T*>(p.out);
+  for (int i = threadIdx.x; i < rows * head_dim; i += kThreads) {
+    const int r = i / head_dim, d = i % head_dim;
+    float max_all = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) max_all = fmaxf(max_all, staged.max[w * kRows + r]);
+    const float base = max_all == -INFINITY ? 0.0f : max_all;
+    float sum = 0.0f, value = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const float weight = exp2f(staged.max[w * kRows + r] - base);
+      sum += staged.sum[w * kRows + r] * weight;
+      value += staged.acc[(w * kRows + r) * kMaxHeadDim + d] * weight;
+    }
+    if (seq_splits == 1) {
+      out[q_offset + i] = from_float<T>(bad || !s.valid ? NAN : value / sum);
+    } else {
+      const std::int64_t partial =
+          (unit.seq * p.num_heads + first_head + r) * plan.num_splits + unit.split;
+      plan.partial_acc[partial * head_dim + d] = bad ? NAN : value;
+      if (d == 0) {
+        plan.partial_max_sum[2 * partial] = max_all;
+        plan.partial_max_sum[2 * partial + 1] = bad ? NAN : sum;
+      }
+    }
+  }
+}
+
+template <class T, int kRows>
+__global__ void __launch_bounds__(kThreads, kCtasPerSm)
+    decode_split_kernel(PagedAttentionParams p, DecodePlan plan) {
+  constexpr int kVec = 16 / static_cast<int>(sizeof(T));  // a lane's 16-byte piece
+  balance(plan, p);
+  // Per warp and stage: each pass's keys and values, a piece per lane.
+  __shared__ __align__(16) Ring ring;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const SplitUnit unit = split_unit(p, plan);
 
   // This lane's piece of a key row, and which key of a pass it reads.
   const int head_dim = static_cast<int>(p.head_dim);
@@ -182,11 +228,11 @@ __global__ void __launch_bounds__(kThreads, (kBlocksPerSm<kFp8, kRows>))
 
   // Where the warp's steps start does not depend on the context length: the first steps' block
   // table entries load alongside it.
-  const std::int32_t* block_table = p.block_tables + seq * p.max_blocks_per_seq;
+  const std::int32_t* block_table = p.block_tables + unit.seq * p.max_blocks_per_seq;
   const std::int64_t table_keys = p.max_blocks_per_seq * p.block_size;  // keys the row covers
   const auto block_size = static_cast<std::int32_t>(p.block_size);
   const int step_stride = kWarps * plan.keys_per_step;
-  const auto key_begin = static_cast<std::int32_t>(split * plan.keys_per_split);
+  const auto key_begin = static_cast<std::int32_t>(unit.split * plan.keys_per_split);
   const std::int32_t warp_begin = key_begin + warp * plan.keys_per_step;
   const auto block_of = [&](std::int32_t key) {
     return plan.block_shift >= 0 ? key >> plan.block_shift : key / block_size;
@@ -214,22 +260,22 @@ __global__ void __launch_bounds__(kThreads, (kBlocksPerSm<kFp8, kRows>))
 #pragma unroll
   for (int j = 0; j < kStages; ++j) lookup(j, first_blocks[j]);
 
-  const DecodeSeq s = decode_seq(p, seq);
+  const DecodeSeq s = decode_seq(p, unit.seq);
   // The block tables and lengths are the step's uploads, which no kernel writes: they are in
   // while the kernel before this one (which writes q and this step's keys) finishes.
   wait_for_prior_grids();
   allow_dependents();
   if (!s.has_token) return;
   const int seq_splits = splits_of(s.valid, s.context_len, plan);
-  if (split >= seq_splits) return;  // the context ends before this split
+  if (unit.split >= seq_splits) return;  // the context ends before this split
   const std::int64_t split_end = key_begin + plan.keys_per_split;
   const std::int32_t key_end =
       !s.valid ? key_begin
                : (s.context_len < split_end ? s.context_len : static_cast<std::int32_t>(split_end));
 
   const int group = static_cast<int>(p.num_heads / p.num_kv_heads);
-  const std::int64_t first_head = kv_head * group + chunk * kMaxRows;
-  const int rows = min(kRows, group - chunk * kMaxRows);
+  const std::int64_t first_head = unit.kv_head * group + unit.chunk * kMaxRows;
+  const int rows = min(kRows, group - unit.chunk * kMaxRows);
   const std::int64_t q_offset = (std::int64_t{s.token} * p.num_heads + first_head) * head_dim;
   // Scores come out in base 2: q carries scale * log2(e).
   float q[kRows][kVec];
@@ -243,11 +289,8 @@ __global__ void __launch_bounds__(kThreads, (kBlocksPerSm<kFp8, kRows>))
         q[r][e] = r < rows && has_dims ? to_float(q_ptr[r * head_dim + e]) * q_scale : 0.0f;
   }
 
-  const KvElem* key_cache = static_cast<const KvElem*>(p.key_cache) + kv_head * head_dim + dim0;
-  const KvElem* value_cache =
-      static_cast<const KvElem*>(p.value_cache) + kv_head * head_dim + dim0;
-  const float* key_scales = p.key_scales + kv_head;  // + slot * num_kv_heads
-  const float* value_scales = p.value_scales + kv_head;
+  const T* key_cache = static_cast<const T*>(p.key_cache) + unit.kv_head * head_dim + dim0;
+  const T* value_cache = static_cast<const T*>(p.value_cache) + unit.kv_head * head_dim + dim0;
   const std::int64_t row_stride = p.num_kv_heads * p.head_dim;
   const int num_steps =
       key_end > warp_begin ? (key_end - warp_begin + step_stride - 1) / step_stride : 0;
@@ -286,11 +329,6 @@ __global__ void __launch_bounds__(kThreads, (kBlocksPerSm<kFp8, kRows>))
         const std::int64_t offset = slots[u] * row_stride;
         cp_async_16(dst, key_cache + offset, load[u]);
         cp_async_16(dst + 32, value_cache + offset, load[u]);
-        if constexpr (kFp8) {
-          float* scale_dst = ring.scales[warp][j % kStages][u][0] + lane;
-          cp_async_small<4>(scale_dst, key_scales + slots[u] * p.num_kv_heads, load[u]);
-          cp_async_small<4>(scale_dst + 32, value_scales + slots[u] * p.num_kv_heads, load[u]);
-        }
       }
     }
     cp_async_commit();  // even when empty: the wait below counts groups
@@ -333,11 +371,6 @@ __global__ void __launch_bounds__(kThreads, (kBlocksPerSm<kFp8, kRows>))
     }
 #pragma unroll
     for (int u = 0; u < kPassesPerStep; ++u) {
-      if constexpr (kFp8) {
-        const float key_scale = ring.scales[warp][j % kStages][u][0][lane];
-#pragma unroll
-        for (int r = 0; r < kRows; ++r) score[u][r] *= key_scale;
-      }
       if (start + u * keys_per_pass + key_lane >= key_end)
 #pragma unroll
         for (int r = 0; r < kRows; ++r) score[u][r] = -INFINITY;
@@ -365,13 +398,10 @@ __global__ void __launch_bounds__(kThreads, (kBlocksPerSm<kFp8, kRows>))
     for (int u = 0; u < kPassesPerStep; ++u) {
       float v[kVec];
       unpack(stage[u][1][lane], v);
-      const float value_scale = kFp8 ? ring.scales[warp][j % kStages][u][1][lane] : 1.0f;
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-        const float weight = kFp8 ? prob[u][r] * value_scale : prob[u][r];
+      for (int r = 0; r < kRows; ++r)
 #pragma unroll
-        for (int e = 0; e < kVec; ++e) acc[r][e] = fmaf(weight, v[e], acc[r][e]);
-      }
+        for (int e = 0; e < kVec; ++e) acc[r][e] = fmaf(prob[u][r], v[e], acc[r][e]);
     }
   };
 
@@ -405,50 +435,308 @@ __global__ void __launch_bounds__(kThreads, (kBlocksPerSm<kFp8, kRows>))
 
   // Merge the warps through shared memory (the ring, now drained).
   __syncthreads();
-  float* staged_acc = reinterpret_cast<float*>(&ring);  // [kWarps][kRows][kMaxHeadDim]
-  float* staged_max = staged_acc + kWarps * kRows * kMaxHeadDim;  // [kWarps][kRows]
-  float* staged_sum = staged_max + kWarps * kRows;                // [kWarps][kRows]
+  const StagedStates<kRows> staged(&ring);
   if (key_lane == 0 && has_dims) {
 #pragma unroll
     for (int r = 0; r < kRows; ++r)
 #pragma unroll
-      for (int e = 0; e < kVec; ++e) staged_acc[(warp * kRows + r) * kMaxHeadDim + dim0 + e] =
+      for (int e = 0; e < kVec; ++e) staged.acc[(warp * kRows + r) * kMaxHeadDim + dim0 + e] =
           acc[r][e];
   }
   if (lane == 0) {
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      staged_max[warp * kRows + r] = row_max[r];
-      staged_sum[warp * kRows + r] = row_sum[r];
+      staged.max[warp * kRows + r] = row_max[r];
+      staged.sum[warp * kRows + r] = row_sum[r];
     }
   }
   bad = __syncthreads_or(bad);
+  write_split<T, kRows>(p, plan, staged, bad, unit, s, seq_splits, first_head, rows, q_offset);
+}
 
-  T* out = static_cast<T*>(p.out);
-  for (int i = threadIdx.x; i < rows * head_dim; i += kThreads) {
-    const int r = i / head_dim, d = i % head_dim;
-    float max_all = -INFINITY;
+// The fp8_e4m3 cache's split kernel: the same blocks, splits and ring, on tensor cores. A warp's
+// step is a tile of kTileKeys keys. Keys and values are copied as rows of 16-byte chunks
+// (swizzled) and converted to f16 in registers (exact); q goes to f16 too, scaled down by a power
+// of two only if its largest element would overflow f16. Scores S = K q^T are one
+// mma.m16n8k16.f16 per 16 dims (keys as A's rows, the block's query heads as B's columns), and
+// the output O^T = V^T P^T one per 16 dims (dims as A's rows, through ldmatrix.trans). The
+// softmax state of a head is the warp's (maxima reduced over the lanes that hold its scores), so
+// the weights P are at most 1 and go to the MMA as f16: each key's value scale, a power of two,
+// joins its exponent (weights exp2(s + log2 value_scale - max)); the row sum keeps exp2(s - max).
+//
+// Within a 16-dim chunk the MMA's k index runs over the dims in the order the fragments find
+// them: for lane 4g + t, A's columns 2t, 2t + 1 are dims 4t, 4t + 1 of the chunk and columns
+// 2t + 8, 2t + 9 dims 4t + 2, 4t + 3 (ldmatrix gives a lane 4 consecutive codes of a row), and
+// q's B fragments follow the same order. O^T's rows g and g + 8 of chunk i are dims 16i + 2g and
+// + 1 (ldmatrix.trans gives a lane 2 consecutive codes of 2 keys).
+// One warp's stage of the fp8 ring: a tile's key and value rows (16-byte chunk c of key k at
+// swizzled(k, c)) and their scales.
+struct Fp8Stage {
+  uint4 keys[kTileKeys][8];
+  uint4 values[kTileKeys][8];
+  float scales[2][kTileKeys];  // [0]: the keys', [1]: the values'
+};
+
+// Two floats as f16 bits, lo in the low half.
+__device__ __forceinline__ std::uint32_t pack_half2(float lo, float hi) {
+  const __half2_raw raw = __floats2half2_rn(lo, hi);
+  return std::uint32_t{raw.x} | std::uint32_t{raw.y} << 16;
+}
+
+template <int kRows>
+__global__ void __launch_bounds__(kThreads, kCtasPerSm)
+    decode_split_fp8_kernel(PagedAttentionParams p, DecodePlan plan) {
+  balance(plan, p);
+  __shared__ __align__(128) Fp8Stage ring[kWarps][kStages];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;  // fragment row (or column) group and pair
+  const SplitUnit unit = split_unit(p, plan);
+  const int head_dim = static_cast<int>(p.head_dim);
+  const int chunks = head_dim / 16;
+
+  // A lane copies one key of each tile (its chunks lane / 16 + 2m, and one scale).
+  const int copy_key = lane % kTileKeys;
+  const std::int32_t* block_table = p.block_tables + unit.seq * p.max_blocks_per_seq;
+  const std::int64_t table_keys = p.max_blocks_per_seq * p.block_size;
+  const auto block_size = static_cast<std::int32_t>(p.block_size);
+  const int step_stride = kWarps * kTileKeys;
+  const auto key_begin = static_cast<std::int32_t>(unit.split * plan.keys_per_split);
+  const std::int32_t warp_begin = key_begin + warp * kTileKeys;
+  const auto block_of = [&](std::int32_t key) {
+    return plan.block_shift >= 0 ? key >> plan.block_shift : key / block_size;
+  };
+  const auto offset_in_block = [&](std::int32_t key) {
+    return plan.block_shift >= 0 ? key & (block_size - 1) : key % block_size;
+  };
+  // The cache block of the key this lane copies in step j (a step inside one cache block: the
+  // step's first). Entries past the context are inside the table: read, never used.
+  const auto lookup = [&](int j) {
+    const std::int32_t key = warp_begin + j * step_stride + (plan.block_aligned ? 0 : copy_key);
+    return key < table_keys ? block_table[block_of(key)] : 0;
+  };
+  std::int32_t first_blocks[kStages];
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) max_all = fmaxf(max_all, staged_max[w * kRows + r]);
-    const float base = max_all == -INFINITY ? 0.0f : max_all;
-    float sum = 0.0f, value = 0.0f;
+  for (int j = 0; j < kStages; ++j) first_blocks[j] = lookup(j);
+
+  const DecodeSeq s = decode_seq(p, unit.seq);
+  wait_for_prior_grids();  // as in decode_split_kernel
+  allow_dependents();
+  if (!s.has_token) return;
+  const int seq_splits = splits_of(s.valid, s.context_len, plan);
+  if (unit.split >= seq_splits) return;
+  const std::int64_t split_end = key_begin + plan.keys_per_split;
+  const std::int32_t key_end =
+      !s.valid ? key_begin
+               : (s.context_len < split_end ? s.context_len : static_cast<std::int32_t>(split_end));
+
+  const int group = static_cast<int>(p.num_heads / p.num_kv_heads);
+  const std::int64_t first_head = unit.kv_head * group + unit.chunk * kMaxRows;
+  const int rows = min(kRows, group - unit.chunk * kMaxRows);
+  const std::int64_t q_offset = (std::int64_t{s.token} * p.num_heads + first_head) * head_dim;
+
+  // q as B fragments: lane 4g + t holds head g's dims 16c + 4t .. + 3 of each chunk c (zeros for
+  // heads past the block's rows).
+  std::uint32_t q_frag[kMaxChunks][2];
+  float score_scale = p.scale * kLog2e;
+  {
+    float qv[kMaxChunks][4];
+    float amax = 0.0f;
+    const __nv_bfloat16* q_ptr =
+        static_cast<const __nv_bfloat16*>(p.q) + q_offset + g * head_dim + 4 * t;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-      const float weight = exp2f(staged_max[w * kRows + r] - base);
-      sum += staged_sum[w * kRows + r] * weight;
-      value += staged_acc[(w * kRows + r) * kMaxHeadDim + d] * weight;
-    }
-    if (seq_splits == 1) {
-      out[q_offset + i] = from_float<T>(bad || !s.valid ? NAN : value / sum);
-    } else {
-      const std::int64_t partial = (seq * p.num_heads + first_head + r) * plan.num_splits + split;
-      plan.partial_acc[partial * head_dim + d] = bad ? NAN : value;
-      if (d == 0) {
-        plan.partial_max_sum[2 * partial] = max_all;
-        plan.partial_max_sum[2 * partial + 1] = bad ? NAN : sum;
+    for (int c = 0; c < kMaxChunks; ++c)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        qv[c][e] = g < rows && c < chunks ? __bfloat162float(q_ptr[16 * c + e]) : 0.0f;
+        amax = fmaxf(amax, fabsf(qv[c][e]));
       }
+    amax = warp_max(amax);
+    // f16's largest finite value is 65504: scale q down (exactly) below 2^15 when it is larger.
+    int exponent = 0;
+    frexpf(amax, &exponent);  // amax < 2^exponent
+    const int shift = isfinite(amax) ? max(exponent - 15, 0) : 0;
+    const float down = ldexpf(1.0f, -shift);
+    score_scale = ldexpf(score_scale, shift);
+#pragma unroll
+    for (int c = 0; c < kMaxChunks; ++c) {
+      q_frag[c][0] = pack_half2(qv[c][0] * down, qv[c][1] * down);
+      q_frag[c][1] = pack_half2(qv[c][2] * down, qv[c][3] * down);
     }
   }
+
+  const std::uint8_t* key_cache =
+      static_cast<const std::uint8_t*>(p.key_cache) + unit.kv_head * head_dim;
+  const std::uint8_t* value_cache =
+      static_cast<const std::uint8_t*>(p.value_cache) + unit.kv_head * head_dim;
+  const float* scales_of_lane = (lane < kTileKeys ? p.key_scales : p.value_scales) + unit.kv_head;
+  const std::int64_t row_stride = p.num_kv_heads * p.head_dim;
+  const int num_steps =
+      key_end > warp_begin ? (key_end - warp_begin + step_stride - 1) / step_stride : 0;
+  bool bad = false;
+
+  // Queues step j's tile into its stage (zeros past the split's end).
+  const auto issue = [&](int j, std::int32_t block) {
+    const std::int32_t start = warp_begin + j * step_stride;
+    if (start < key_end) {
+      const std::int32_t key = start + copy_key;
+      const bool in_split = key < key_end;
+      const bool in_cache = block >= 0 && block < p.num_blocks;
+      bad |= in_split && !in_cache;
+      const bool load = in_split && in_cache;
+      const std::int64_t slot = load ? std::int64_t{block} * block_size + offset_in_block(key) : 0;
+      Fp8Stage& stage = ring[warp][j % kStages];
+      const std::int64_t offset = slot * row_stride;
+#pragma unroll
+      for (int m = 0; m < kMaxChunks / 2; ++m) {
+        const int c = lane / kTileKeys + 2 * m;
+        if (c >= chunks) break;
+        const std::uint32_t at = swizzled(copy_key, c);
+        cp_async_16(reinterpret_cast<char*>(stage.keys) + at, key_cache + offset + 16 * c, load);
+        cp_async_16(reinterpret_cast<char*>(stage.values) + at, value_cache + offset + 16 * c,
+                    load);
+      }
+      cp_async_small<4>(&stage.scales[lane / kTileKeys][copy_key],
+                        scales_of_lane + slot * p.num_kv_heads, load);
+    }
+    cp_async_commit();  // even when empty: the wait below counts groups
+  };
+
+  // The warp's state of heads 2t and 2t + 1 (those past the block's rows are computed, never
+  // written): O^T fragments per chunk, maxima (the same in every lane of a t), this lane's
+  // share of the sums.
+  float acc[kMaxChunks][4];
+#pragma unroll
+  for (int c = 0; c < kMaxChunks; ++c)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[c][e] = 0.0f;
+  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
+  // ldmatrix's row addresses: lanes 8m .. 8m + 7 give matrix m's rows, keys lane % 8 (+ 8 for
+  // odd m) of chunk c + m / 2.
+  const int ld_key = lane % 8 + 8 * (lane / 8 % 2), ld_chunk = lane / 16;
+
+  const auto attend = [&](int j) {
+    const std::int32_t start = warp_begin + j * step_stride;
+    const Fp8Stage& stage = ring[warp][j % kStages];
+    const std::uint32_t keys_at = shared_address(stage.keys);
+    const std::uint32_t values_at = shared_address(stage.values);
+    // S: (key g, heads 2t, 2t + 1), (key g + 8, the same).
+    float score[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int c = 0; c < kMaxChunks; c += 2) {
+      if (c >= chunks) break;
+      std::uint32_t r[4];  // keys g and g + 8, chunk c, then chunk c + 1
+      ldmatrix_x4(r, keys_at + swizzled(ld_key, c + ld_chunk));
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (c + h >= chunks) break;
+        const std::uint32_t k[4] = {
+            e4m3x2_to_half2_bits(r[2 * h]), e4m3x2_to_half2_bits(r[2 * h + 1]),
+            e4m3x2_to_half2_bits(r[2 * h] >> 16), e4m3x2_to_half2_bits(r[2 * h + 1] >> 16)};
+        mma_m16n8k16<__half>(score, k, q_frag[c + h][0], q_frag[c + h][1]);
+      }
+    }
+    // Base-2 scores (key scale and softmax scale) and exponents (+ log2 of the value scale).
+    float exponent[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int key = g + 8 * (e / 2);
+      const bool live = start + key < key_end && 2 * t + e % 2 < rows;
+      score[e] = live ? score[e] * stage.scales[0][key] * score_scale : -INFINITY;
+      // A value scale is a power of two: its exponent bits are its log2.
+      const int value_log2 = (__float_as_int(stage.scales[1][key]) >> 23) - 127;
+      exponent[e] = score[e] + static_cast<float>(value_log2);
+    }
+    float weight[4], alpha[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float tile_max = fmaxf(exponent[h], exponent[h + 2]);
+#pragma unroll
+      for (int offset = 4; offset < 32; offset *= 2)
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullWarp, tile_max, offset));
+      const float new_max = fmaxf(row_max[h], tile_max);
+      const float base = new_max == -INFINITY ? 0.0f : new_max;  // no key yet: weights 0
+      alpha[h] = exp2f(row_max[h] - base);
+      weight[h] = exp2f(exponent[h] - base);
+      weight[h + 2] = exp2f(exponent[h + 2] - base);
+      row_sum[h] = row_sum[h] * alpha[h] + exp2f(score[h] - base) + exp2f(score[h + 2] - base);
+      row_max[h] = new_max;
+    }
+    // P^T as B fragments: lane 4g + t takes head g's weights of keys 2t, 2t + 1 (b0) and
+    // 2t + 8, 2t + 9 (b1) from lanes 4 (2t) + g / 2 and 4 (2t + 1) + g / 2.
+    const std::uint32_t weights_lo = pack_half2(weight[0], weight[1]);  // key g
+    const std::uint32_t weights_hi = pack_half2(weight[2], weight[3]);  // key g + 8
+    const int from_even = 8 * t + g / 2, from_odd = from_even + 4;
+    const std::uint32_t half = g % 2 ? 0x7632u : 0x5410u;
+    const std::uint32_t b0 = __byte_perm(__shfl_sync(kFullWarp, weights_lo, from_even),
+                                         __shfl_sync(kFullWarp, weights_lo, from_odd), half);
+    const std::uint32_t b1 = __byte_perm(__shfl_sync(kFullWarp, weights_hi, from_even),
+                                         __shfl_sync(kFullWarp, weights_hi, from_odd), half);
+#pragma unroll
+    for (int c = 0; c < kMaxChunks; ++c) {
+      acc[c][0] *= alpha[0];
+      acc[c][1] *= alpha[1];
+      acc[c][2] *= alpha[0];
+      acc[c][3] *= alpha[1];
+    }
+#pragma unroll
+    for (int c = 0; c < kMaxChunks; c += 2) {
+      if (c >= chunks) break;
+      std::uint32_t r[4];  // keys 2t, 2t + 1 (then 2t + 8, 2t + 9) at dims 16c + 2g, + 1
+      ldmatrix_x4_trans(r, values_at + swizzled(ld_key, c + ld_chunk));
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (c + h >= chunks) break;
+        // Codes (key 2t, dim d), (2t + 1, d), (2t, d + 1), (2t + 1, d + 1): pairs of keys.
+        const std::uint32_t lo = __byte_perm(r[2 * h], 0, 0x3120);
+        const std::uint32_t hi = __byte_perm(r[2 * h + 1], 0, 0x3120);
+        const std::uint32_t v[4] = {e4m3x2_to_half2_bits(lo), e4m3x2_to_half2_bits(lo >> 16),
+                                    e4m3x2_to_half2_bits(hi), e4m3x2_to_half2_bits(hi >> 16)};
+        mma_m16n8k16<__half>(acc[c + h], v, b0, b1);
+      }
+    }
+  };
+
+#pragma unroll
+  for (int j = 0; j < kStages - 1; ++j) issue(j, first_blocks[j]);
+  std::int32_t block = first_blocks[kStages - 1];
+  for (int j = 0; j < num_steps; ++j) {
+    issue(j + kStages - 1, block);
+    block = lookup(j + kStages);
+    cp_async_wait<kStages - 1>();
+    __syncwarp();  // the tile's chunks were copied by other lanes of the warp
+    attend(j);
+    __syncwarp();  // and its stage is refilled by them next
+  }
+  cp_async_wait<0>();
+
+  // The lanes of a t hold sums over different keys.
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int offset = 4; offset < 32; offset *= 2)
+      row_sum[h] += __shfl_xor_sync(kFullWarp, row_sum[h], offset);
+
+  __syncthreads();
+  const StagedStates<kRows> staged(&ring);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = 2 * t + h;
+    if (r >= rows) continue;
+#pragma unroll
+    for (int c = 0; c < kMaxChunks; ++c) {
+      if (c >= chunks) break;
+      float* dst = staged.acc + (warp * kRows + r) * kMaxHeadDim + 16 * c + 2 * g;
+      dst[0] = acc[c][h];
+      dst[1] = acc[c][h + 2];
+    }
+    if (g == 0) {
+      staged.max[warp * kRows + r] = row_max[h];
+      staged.sum[warp * kRows + r] = row_sum[h];
+    }
+  }
+  bad = __syncthreads_or(bad);
+  write_split<__nv_bfloat16, kRows>(p, plan, staged, bad, unit, s, seq_splits, first_head, rows,
+                                    q_offset);
 }
 
 // Merges the splits' partial states of sequences that used more than one: a warp per
@@ -507,10 +795,13 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 // multiprocessors, with `workspace_bytes` of workspace (SIZE_MAX: as much as it wants).
 DecodePlan make_plan(const PagedAttentionParams& p, int sm_count, std::size_t workspace_bytes) {
   DecodePlan plan;
-  const std::int64_t vec_elems = 16 / static_cast<std::int64_t>(dtype_size(p.kv_dtype));
-  const std::int64_t pieces = ceil_div(p.head_dim, vec_elems);  // 16-byte pieces of a key row
-  while ((std::int64_t{1} << plan.lanes_per_key_log2) < pieces) ++plan.lanes_per_key_log2;
-  plan.keys_per_step = kPassesPerStep * (32 >> plan.lanes_per_key_log2);
+  if (p.kv_dtype == DType::fp8_e4m3) {
+    plan.keys_per_step = kTileKeys;
+  } else {
+    const std::int64_t pieces = ceil_div(p.head_dim, 16 / dtype_size(p.kv_dtype));  // of a row
+    while ((std::int64_t{1} << plan.lanes_per_key_log2) < pieces) ++plan.lanes_per_key_log2;
+    plan.keys_per_step = kPassesPerStep * (32 >> plan.lanes_per_key_log2);
+  }
   plan.block_aligned = p.block_size % plan.keys_per_step == 0;
   if ((p.block_size & (p.block_size - 1)) == 0) {
     plan.block_shift = 0;
@@ -562,10 +853,12 @@ cudaError_t launch_kernels(const PagedAttentionParams& p, const DecodePlan& plan
                            cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(p.num_seqs * p.num_kv_heads * plan.head_chunks),
                   static_cast<unsigned>(plan.num_splits));
-  if (const cudaError_t err =
-          launch_dependent(decode_split_kernel<T, kFp8, kRows>, grid, kThreads, 0, stream, p, plan);
-      err != cudaSuccess)
-    return err;
+  cudaError_t err = cudaSuccess;
+  if constexpr (kFp8)
+    err = launch_dependent(decode_split_fp8_kernel<kRows>, grid, kThreads, 0, stream, p, plan);
+  else
+    err = launch_dependent(decode_split_kernel<T, kRows>, grid, kThreads, 0, stream, p, plan);
+  if (err != cudaSuccess) return err;
   if (plan.num_splits == 1) return cudaSuccess;
   const auto merge_blocks = static_cast<unsigned>(ceil_div(p.num_seqs * p.num_heads, kMergeWarps));
   return launch_dependent(decode_merge_kernel<T>, merge_blocks, kMergeWarps * 32, 0, stream, p,

@@ -9,6 +9,7 @@
 #include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/detail/device_facts.cuh"
 #include "kernels/cuda/detail/element.cuh"
+#include "kernels/cuda/detail/mma_sync.cuh"
 #include "kernels/cuda/detail/silu.cuh"
 #include "kernels/cuda/detail/warpgroup_mma.cuh"
 
@@ -17,6 +18,8 @@ namespace {
 
 using detail::from_float;
 using detail::ldmatrix_x4;
+using detail::mma_m16n8k16;
+using detail::swizzled;
 using detail::shared_address;
 
 // Four warps: two over the tile's rows of x, two over its rows of W. A warp owns 16 MT rows of x
@@ -44,21 +47,6 @@ struct Tile {
   static constexpr int kChunksW = kRowsW * kChunksPerRow / kThreads;
   static_assert(kChunksX >= 1 && kChunksW >= 1 && NT % 2 == 0, "tile too small for the block");
 };
-
-// Byte offset of 16-byte chunk c of row r in a stage operand: rows of 128 bytes with chunk c
-// stored at c ^ (r % 8), so that ldmatrix's eight row addresses hit distinct banks.
-__device__ __forceinline__ std::uint32_t swizzled(int r, int c) {
-  return static_cast<std::uint32_t>(r * 128 + ((c ^ (r & 7)) << 4));
-}
-
-__device__ __forceinline__ void mma_bf16_m16n8k16(float (&d)[4], const std::uint32_t (&a)[4],
-                                                  std::uint32_t b0, std::uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
 
 // Epilogues: which rows of W a tile reads (its r-th of kRowsW), and what becomes of a warp's
 // accumulators. acc[i][j][e]: row 16 i + lane / 4 + 8 (e / 2) of the warp's rows of x, column
@@ -271,7 +259,7 @@ __global__ __launch_bounds__(kThreads) void tile_gemm_kernel(const __nv_bfloat16
 #pragma unroll
       for (int i = 0; i < MT; ++i)
 #pragma unroll
-        for (int j = 0; j < NT; ++j) mma_bf16_m16n8k16(acc[i][j], a[i], b[j][0], b[j][1]);
+        for (int j = 0; j < NT; ++j) mma_m16n8k16<__nv_bfloat16>(acc[i][j], a[i], b[j][0], b[j][1]);
     }
   }
   detail::cp_async_wait<0>();  // no copy may outlive the block (the last groups are empty)

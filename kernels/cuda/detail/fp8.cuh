@@ -32,6 +32,14 @@ __device__ __forceinline__ float2 e4m3x2_to_float2(std::uint16_t codes) {
   return __half22float2(__half2(raw));
 }
 
+// Two codes (first in the low byte of the low half) as f16 (exact: every e4m3 value is an f16),
+// the first in the low half: an A or B register of mma.m16n8k16.f16.
+__device__ __forceinline__ std::uint32_t e4m3x2_to_half2_bits(std::uint32_t codes) {
+  const __half2_raw raw =
+      __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(codes & 0xFFFFu), __NV_E4M3);
+  return std::uint32_t{raw.x} | std::uint32_t{raw.y} << 16;
+}
+
 // v[i] * inverse as kElems consecutive codes at dst, in one store (kElems 1, 2, 4 or 8; dst
 // aligned to kElems bytes).
 template <int kElems>

@@ -483,16 +483,19 @@ __device__ __forceinline__ std::uint32_t pack_half2(float lo, float hi) {
   return std::uint32_t{raw.x} | std::uint32_t{raw.y} << 16;
 }
 
-template <int kRows>
+// kChunks: head_dim / 16 when known at compile time (its loops then carry no branches, so the
+// compiler can overlap a tile's loads, conversions and MMAs); 0: read from p.
+template <int kRows, int kChunks>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     decode_split_fp8_kernel(PagedAttentionParams p, DecodePlan plan) {
+  constexpr int kLoopChunks = kChunks > 0 ? kChunks : kMaxChunks;
   balance(plan, p);
   __shared__ __align__(128) Fp8Stage ring[kWarps][kStages];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;  // fragment row (or column) group and pair
   const SplitUnit unit = split_unit(p, plan);
   const int head_dim = static_cast<int>(p.head_dim);
-  const int chunks = head_dim / 16;
+  const int chunks = kChunks > 0 ? kChunks : head_dim / 16;
 
   // A lane copies one key of each tile (its chunks lane / 16 + 2m, and one scale).
   const int copy_key = lane % kTileKeys;
@@ -536,15 +539,15 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 
   // q as B fragments: lane 4g + t holds head g's dims 16c + 4t .. + 3 of each chunk c (zeros for
   // heads past the block's rows).
-  std::uint32_t q_frag[kMaxChunks][2];
+  std::uint32_t q_frag[kLoopChunks][2];
   float score_scale = p.scale * kLog2e;
   {
-    float qv[kMaxChunks][4];
+    float qv[kLoopChunks][4];
     float amax = 0.0f;
     const __nv_bfloat16* q_ptr =
         static_cast<const __nv_bfloat16*>(p.q) + q_offset + g * head_dim + 4 * t;
 #pragma unroll
-    for (int c = 0; c < kMaxChunks; ++c)
+    for (int c = 0; c < kLoopChunks; ++c)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         qv[c][e] = g < rows && c < chunks ? __bfloat162float(q_ptr[16 * c + e]) : 0.0f;
@@ -558,7 +561,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     const float down = ldexpf(1.0f, -shift);
     score_scale = ldexpf(score_scale, shift);
 #pragma unroll
-    for (int c = 0; c < kMaxChunks; ++c) {
+    for (int c = 0; c < kLoopChunks; ++c) {
       q_frag[c][0] = pack_half2(qv[c][0] * down, qv[c][1] * down);
       q_frag[c][1] = pack_half2(qv[c][2] * down, qv[c][3] * down);
     }
@@ -587,7 +590,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
       Fp8Stage& stage = ring[warp][j % kStages];
       const std::int64_t offset = slot * row_stride;
 #pragma unroll
-      for (int m = 0; m < kMaxChunks / 2; ++m) {
+      for (int m = 0; m < (kLoopChunks + 1) / 2; ++m) {
         const int c = lane / kTileKeys + 2 * m;
         if (c >= chunks) break;
         const std::uint32_t at = swizzled(copy_key, c);
@@ -604,9 +607,9 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // The warp's state of heads 2t and 2t + 1 (those past the block's rows are computed, never
   // written): O^T fragments per chunk, maxima (the same in every lane of a t), this lane's
   // share of the sums.
-  float acc[kMaxChunks][4];
+  float acc[kLoopChunks][4];
 #pragma unroll
-  for (int c = 0; c < kMaxChunks; ++c)
+  for (int c = 0; c < kLoopChunks; ++c)
 #pragma unroll
     for (int e = 0; e < 4; ++e) acc[c][e] = 0.0f;
   float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
@@ -619,22 +622,25 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     const Fp8Stage& stage = ring[warp][j % kStages];
     const std::uint32_t keys_at = shared_address(stage.keys);
     const std::uint32_t values_at = shared_address(stage.values);
-    // S: (key g, heads 2t, 2t + 1), (key g + 8, the same).
-    float score[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    // S: (key g, heads 2t, 2t + 1), (key g + 8, the same); even and odd chunks apart (two
+    // chains of MMAs).
+    float score[4] = {0.0f, 0.0f, 0.0f, 0.0f}, score_odd[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-    for (int c = 0; c < kMaxChunks; c += 2) {
-      if (c >= chunks) break;
+    for (int c = 0; c < kLoopChunks; c += 2) {
+      if (kChunks == 0 && c >= chunks) break;
       std::uint32_t r[4];  // keys g and g + 8, chunk c, then chunk c + 1
       ldmatrix_x4(r, keys_at + swizzled(ld_key, c + ld_chunk));
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        if (c + h >= chunks) break;
+        if (c + h >= kLoopChunks || (kChunks == 0 && c + h >= chunks)) break;
         const std::uint32_t k[4] = {
             e4m3x2_to_half2_bits(r[2 * h]), e4m3x2_to_half2_bits(r[2 * h + 1]),
             e4m3x2_to_half2_bits(r[2 * h] >> 16), e4m3x2_to_half2_bits(r[2 * h + 1] >> 16)};
-        mma_m16n8k16<__half>(score, k, q_frag[c + h][0], q_frag[c + h][1]);
+        mma_m16n8k16<__half>(h == 0 ? score : score_odd, k, q_frag[c + h][0], q_frag[c + h][1]);
       }
     }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) score[e] += score_odd[e];
     // Base-2 scores (key scale and softmax scale) and exponents (+ log2 of the value scale).
     float exponent[4];
 #pragma unroll
@@ -672,20 +678,20 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     const std::uint32_t b1 = __byte_perm(__shfl_sync(kFullWarp, weights_hi, from_even),
                                          __shfl_sync(kFullWarp, weights_hi, from_odd), half);
 #pragma unroll
-    for (int c = 0; c < kMaxChunks; ++c) {
+    for (int c = 0; c < kLoopChunks; ++c) {
       acc[c][0] *= alpha[0];
       acc[c][1] *= alpha[1];
       acc[c][2] *= alpha[0];
       acc[c][3] *= alpha[1];
     }
 #pragma unroll
-    for (int c = 0; c < kMaxChunks; c += 2) {
-      if (c >= chunks) break;
+    for (int c = 0; c < kLoopChunks; c += 2) {
+      if (kChunks == 0 && c >= chunks) break;
       std::uint32_t r[4];  // keys 2t, 2t + 1 (then 2t + 8, 2t + 9) at dims 16c + 2g, + 1
       ldmatrix_x4_trans(r, values_at + swizzled(ld_key, c + ld_chunk));
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        if (c + h >= chunks) break;
+        if (c + h >= kLoopChunks || (kChunks == 0 && c + h >= chunks)) break;
         // Codes (key 2t, dim d), (2t + 1, d), (2t, d + 1), (2t + 1, d + 1): pairs of keys.
         const std::uint32_t lo = __byte_perm(r[2 * h], 0, 0x3120);
         const std::uint32_t hi = __byte_perm(r[2 * h + 1], 0, 0x3120);
@@ -723,7 +729,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     const int r = 2 * t + h;
     if (r >= rows) continue;
 #pragma unroll
-    for (int c = 0; c < kMaxChunks; ++c) {
+    for (int c = 0; c < kLoopChunks; ++c) {
       if (c >= chunks) break;
       float* dst = staged.acc + (warp * kRows + r) * kMaxHeadDim + 16 * c + 2 * g;
       dst[0] = acc[c][h];
@@ -854,9 +860,13 @@ cudaError_t launch_kernels(const PagedAttentionParams& p, const DecodePlan& plan
   const dim3 grid(static_cast<unsigned>(p.num_seqs * p.num_kv_heads * plan.head_chunks),
                   static_cast<unsigned>(plan.num_splits));
   cudaError_t err = cudaSuccess;
-  if constexpr (kFp8)
-    err = launch_dependent(decode_split_fp8_kernel<kRows>, grid, kThreads, 0, stream, p, plan);
-  else
+  if constexpr (kFp8) {
+    // The models' head sizes with their loops unrolled; others read theirs.
+    const auto kernel = p.head_dim == 128 ? decode_split_fp8_kernel<kRows, 8>
+                        : p.head_dim == 64 ? decode_split_fp8_kernel<kRows, 4>
+                                           : decode_split_fp8_kernel<kRows, 0>;
+    err = launch_dependent(kernel, grid, kThreads, 0, stream, p, plan);
+  } else
     err = launch_dependent(decode_split_kernel<T, kRows>, grid, kThreads, 0, stream, p, plan);
   if (err != cudaSuccess) return err;
   if (plan.num_splits == 1) return cudaSuccess;

@@ -497,8 +497,14 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   const int head_dim = static_cast<int>(p.head_dim);
   const int chunks = kChunks > 0 ? kChunks : head_dim / 16;
 
-  // A lane copies one key of each tile (its chunks lane / 16 + 2m, and one scale).
+  // A tile's rows are copied row after row (lane + 32m is key (lane + 32m) / chunks, chunk
+  // (lane + 32m) % chunks: an instruction reads whole rows), and lane l copies key l % 16's key
+  // (l < 16) or value scale.
+  constexpr int kCopies = (kLoopChunks + 1) / 2;  // pieces of each operand a lane copies
   const int copy_key = lane % kTileKeys;
+  const auto piece_key = [&](int m) { return (lane + 32 * m) / chunks; };
+  const auto piece_chunk = [&](int m) { return (lane + 32 * m) % chunks; };
+  const auto has_piece = [&](int m) { return lane + 32 * m < kTileKeys * chunks; };
   const std::int32_t* block_table = p.block_tables + unit.seq * p.max_blocks_per_seq;
   const std::int64_t table_keys = p.max_blocks_per_seq * p.block_size;
   const auto block_size = static_cast<std::int32_t>(p.block_size);
@@ -511,15 +517,27 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   const auto offset_in_block = [&](std::int32_t key) {
     return plan.block_shift >= 0 ? key & (block_size - 1) : key % block_size;
   };
-  // The cache block of the key this lane copies in step j (a step inside one cache block: the
-  // step's first). Entries past the context are inside the table: read, never used.
-  const auto lookup = [&](int j) {
-    const std::int32_t key = warp_begin + j * step_stride + (plan.block_aligned ? 0 : copy_key);
-    return key < table_keys ? block_table[block_of(key)] : 0;
-  };
-  std::int32_t first_blocks[kStages];
+  // The cache blocks of the keys this lane copies in step j: its pieces', then its scale's (a
+  // step inside one cache block: one lookup). Entries past the context are inside the table:
+  // read, never used.
+  const auto lookup = [&](int j, std::int32_t (&blocks)[kCopies + 1]) {
+    const std::int32_t start = warp_begin + j * step_stride;
+    const auto entry = [&](std::int32_t key) {
+      return key < table_keys ? block_table[block_of(key)] : 0;
+    };
+    if (plan.block_aligned) {
+      const std::int32_t b = entry(start);
 #pragma unroll
-  for (int j = 0; j < kStages; ++j) first_blocks[j] = lookup(j);
+      for (int m = 0; m <= kCopies; ++m) blocks[m] = b;
+      return;
+    }
+#pragma unroll
+    for (int m = 0; m < kCopies; ++m) blocks[m] = has_piece(m) ? entry(start + piece_key(m)) : 0;
+    blocks[kCopies] = entry(start + copy_key);
+  };
+  std::int32_t first_blocks[kStages][kCopies + 1];
+#pragma unroll
+  for (int j = 0; j < kStages; ++j) lookup(j, first_blocks[j]);
 
   const DecodeSeq s = decode_seq(p, unit.seq);
   wait_for_prior_grids();  // as in decode_split_kernel
@@ -578,26 +596,30 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   bool bad = false;
 
   // Queues step j's tile into its stage (zeros past the split's end).
-  const auto issue = [&](int j, std::int32_t block) {
+  const auto issue = [&](int j, const std::int32_t (&blocks)[kCopies + 1]) {
     const std::int32_t start = warp_begin + j * step_stride;
     if (start < key_end) {
-      const std::int32_t key = start + copy_key;
-      const bool in_split = key < key_end;
-      const bool in_cache = block >= 0 && block < p.num_blocks;
-      bad |= in_split && !in_cache;
-      const bool load = in_split && in_cache;
-      const std::int64_t slot = load ? std::int64_t{block} * block_size + offset_in_block(key) : 0;
       Fp8Stage& stage = ring[warp][j % kStages];
-      const std::int64_t offset = slot * row_stride;
+      // The slot of `key` in `block`, 0 where nothing is loaded.
+      const auto slot_of = [&](std::int32_t key, std::int32_t block, bool& load) {
+        const bool in_split = key < key_end;
+        const bool in_cache = block >= 0 && block < p.num_blocks;
+        bad |= in_split && !in_cache;
+        load = in_split && in_cache;
+        return load ? std::int64_t{block} * block_size + offset_in_block(key) : 0;
+      };
 #pragma unroll
-      for (int m = 0; m < (kLoopChunks + 1) / 2; ++m) {
-        const int c = lane / kTileKeys + 2 * m;
-        if (c >= chunks) break;
-        const std::uint32_t at = swizzled(copy_key, c);
-        cp_async_16(reinterpret_cast<char*>(stage.keys) + at, key_cache + offset + 16 * c, load);
-        cp_async_16(reinterpret_cast<char*>(stage.values) + at, value_cache + offset + 16 * c,
-                    load);
+      for (int m = 0; m < kCopies; ++m) {
+        if (!has_piece(m)) break;
+        const int key = piece_key(m), c = piece_chunk(m);
+        bool load = false;
+        const std::int64_t offset = slot_of(start + key, blocks[m], load) * row_stride + 16 * c;
+        const std::uint32_t at = swizzled(key, c);
+        cp_async_16(reinterpret_cast<char*>(stage.keys) + at, key_cache + offset, load);
+        cp_async_16(reinterpret_cast<char*>(stage.values) + at, value_cache + offset, load);
       }
+      bool load = false;
+      const std::int64_t slot = slot_of(start + copy_key, blocks[kCopies], load);
       cp_async_small<4>(&stage.scales[lane / kTileKeys][copy_key],
                         scales_of_lane + slot * p.num_kv_heads, load);
     }
@@ -704,10 +726,12 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 
 #pragma unroll
   for (int j = 0; j < kStages - 1; ++j) issue(j, first_blocks[j]);
-  std::int32_t block = first_blocks[kStages - 1];
+  std::int32_t blocks[kCopies + 1];
+#pragma unroll
+  for (int m = 0; m <= kCopies; ++m) blocks[m] = first_blocks[kStages - 1][m];
   for (int j = 0; j < num_steps; ++j) {
-    issue(j + kStages - 1, block);
-    block = lookup(j + kStages);
+    issue(j + kStages - 1, blocks);
+    lookup(j + kStages, blocks);
     cp_async_wait<kStages - 1>();
     __syncwarp();  // the tile's chunks were copied by other lanes of the warp
     attend(j);

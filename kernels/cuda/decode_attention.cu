@@ -456,7 +456,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 
 // The fp8_e4m3 cache's split kernel: the same blocks, splits and ring, on tensor cores. A warp's
 // step is a tile of kTileKeys keys. Keys and values are copied as rows of 16-byte chunks
-// (swizzled) and converted to f16 in registers (exact); q goes to f16 too, scaled down by a power
+// (swizzled; each copy instruction reads whole rows: a row's sectors spread over instructions
+// cost 10-20 % of the read rate) and converted to f16 in registers (exact); q goes to f16 too, scaled down by a power
 // of two only if its largest element would overflow f16. Scores S = K q^T are one
 // mma.m16n8k16.f16 per 16 dims (keys as A's rows, the block's query heads as B's columns), and
 // the output O^T = V^T P^T one per 16 dims (dims as A's rows, through ldmatrix.trans). The
@@ -469,6 +470,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 // 2t + 8, 2t + 9 dims 4t + 2, 4t + 3 (ldmatrix gives a lane 4 consecutive codes of a row), and
 // q's B fragments follow the same order. O^T's rows g and g + 8 of chunk i are dims 16i + 2g and
 // + 1 (ldmatrix.trans gives a lane 2 consecutive codes of 2 keys).
+//
 // One warp's stage of the fp8 ring: a tile's key and value rows (16-byte chunk c of key k at
 // swizzled(k, c)) and their scales.
 struct Fp8Stage {

@@ -397,12 +397,22 @@ StepWork make_step(SchedulerState& st, StepPlan plan, bool look_ahead) {
 // Whether the step after the running one can be planned now, before its tokens are back: when
 // it is certain to be the running step's decodes again. Every running sequence decodes in the
 // running step, none waits, and the free blocks cover each next decode's new block, so the
-// next plan admits and preempts nothing.
+// next plan admits and preempts nothing. Not when the running step's tokens are the last of
+// every sequence in it (by max_tokens or max_model_len): that step would only compute rows that
+// finish unused, and a request arriving meanwhile would wait behind it (a single stream's next
+// request: one decode step more to its first token).
 bool can_look_ahead(const SchedulerState& st) {
   if (st.in_flight.size() != 1 || st.scheduler->num_waiting() != 0) return false;
   const InFlight& running = st.in_flight.front();
   const std::size_t live = st.scheduler->num_running();  // all in the running step
   if (!running.decodes_all_running || live == 0) return false;
+  const int in_flight_token = running.placeholders ? 0 : 1;  // not yet counted in num_tokens()
+  const bool any_goes_on = std::any_of(
+      running.plan.seqs.begin(), running.plan.seqs.end(), [&](const ScheduledSequence& s) {
+        return !s.seq->finished() &&
+               s.seq->num_tokens() + in_flight_token < st.scheduler->longest_of(*s.seq);
+      });
+  if (!any_goes_on) return false;
   // A decode needs at most one new block: with one free per sequence, nothing to count.
   if (look_ahead_fits(st, running)) return true;
   const BlockManager& blocks = st.scheduler->block_manager();

@@ -64,6 +64,8 @@ class Scheduler {
 
   // "" when the block pool agrees with the running sequences (BlockManager::check_invariants).
   std::string check_invariants() const;
+  // Tokens of seq at its longest: its prompt and max_tokens outputs, within max_model_len.
+  int longest_of(const Sequence& seq) const;
 
  private:
   // Decodes first, in admission order; the running prefills are left in prefills_. Returns the
@@ -80,8 +82,6 @@ class Scheduler {
   void admit_waiting(StepPlan& plan, int& budget);
   // Appends seq's next num_new tokens to the plan (plan.num_batched_tokens is set at the end).
   void add_to_plan(Sequence* seq, int num_new, StepPlan& plan, int& budget);
-  // Tokens of seq at its longest: its prompt and max_tokens outputs, within max_model_len.
-  int longest_of(const Sequence& seq) const;
   // Room for seq at its longest (when admitted: waiting sequences hold no more than their
   // prompt), so that its decodes never reallocate.
   void reserve_longest(Sequence& seq) const;

@@ -1,5 +1,6 @@
 // The engine core driven directly with a step executor on the fake model (fake_model_runner.hpp):
-// the look-ahead plans a step while one runs, a failed step ends only the requests it ran, and
+// the look-ahead plans a step while one runs (and none after a sequence's last token), a failed
+// step ends only the requests it ran, and
 // an abort during a step takes effect when the step returns.
 #include <gtest/gtest.h>
 
@@ -64,6 +65,7 @@ struct Harness {
     int sent = 0;
     while (std::optional<StepWork> work = core.next_step(out)) {
       look_ahead_steps += work->look_ahead ? 1 : 0;
+      ++steps_sent;
       executor.run(*work, answers);
       ++sent;
     }
@@ -98,6 +100,7 @@ struct Harness {
   StepOutputs out;
   std::uint64_t next_seq_id = 0;
   int look_ahead_steps = 0;
+  int steps_sent = 0;
   int sent_by_add = 0;
   std::map<std::uint64_t, std::vector<std::int32_t>> prompts, tokens;
   std::map<std::uint64_t, FinishReason> finished;
@@ -118,6 +121,18 @@ TEST(EngineCore, PlansAheadWhileAStepRunsAndTheTokensStayTheReferences) {
     EXPECT_EQ(h.finished[seq], FinishReason::length);
   }
   EXPECT_EQ(h.core.scheduler().check_invariants(), "");
+  EXPECT_EQ(h.core.scheduler().block_manager().num_free_blocks(), kBlocks);
+}
+
+// A single stream: a step planned ahead of the one that samples the last token would compute a
+// row that finishes unused, and the next request would wait behind it.
+TEST(EngineCore, PlansNoStepAheadOfTheLastTokens) {
+  Harness h;
+  const SeqRequest r = h.add_and_send("alone", 7, 3);
+  while (h.core.has_unfinished()) h.complete_oldest();
+  EXPECT_EQ(h.steps_sent, kNewTokens);  // the prefill's token, then a decode step per token
+  EXPECT_GT(h.look_ahead_steps, 0);
+  EXPECT_EQ(h.tokens[r.first_seq_id], reference_greedy(r.prompt, kVocab, kNewTokens));
   EXPECT_EQ(h.core.scheduler().block_manager().num_free_blocks(), kBlocks);
 }
 

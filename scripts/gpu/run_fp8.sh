@@ -51,8 +51,8 @@ run() {
     long) "${launcher[@]}" bench throughput "${config[@]}" --set model.max_model_len=8704 \
             --workload "$runs/long-64.json" --output "$json" ;;
     latency) "${launcher[@]}" bench latency "${config[@]}" --concurrency 1 --output "$json" ;;
-    ttft-1024) "${launcher[@]}" bench latency "${config[@]}" --concurrency 1 --prompt-len 1024 \
-                 --max-tokens 1 --num-requests 30 --output "$json" ;;
+    ttft-*) "${launcher[@]}" bench latency "${config[@]}" --concurrency 1 \
+              --prompt-len "${kind#ttft-}" --max-tokens 1 --num-requests 30 --output "$json" ;;
   esac
   python3 scripts/gpu/bench_summary.py "$label $kind round $r" "$json" | tee -a "$out/summary.txt"
 }
@@ -65,7 +65,9 @@ run() {
       [ -n "$baseline" ] && run fp8_e4m3 "$kind" "$baseline"
     done
   done
-  r=1 run auto ttft-1024  # the first token of a long prompt alone (issue 30's figure)
+  # The first token of a prompt alone (issue 30's figures).
+  r=1 run auto ttft-128
+  r=1 run auto ttft-1024
 } > "$out/engine.log" 2>&1
 cat "$out/summary.txt"
 rm -f "$runs/long-64.json"

@@ -51,6 +51,7 @@ run() {
     long) "${launcher[@]}" bench throughput "${config[@]}" --set model.max_model_len=8704 \
             --workload "$runs/long-64.json" --output "$json" ;;
     latency) "${launcher[@]}" bench latency "${config[@]}" --concurrency 1 --output "$json" ;;
+    latency-8) "${launcher[@]}" bench latency "${config[@]}" --concurrency 8 --output "$json" ;;
     ttft-*) "${launcher[@]}" bench latency "${config[@]}" --concurrency 1 \
               --prompt-len "${kind#ttft-}" --max-tokens 1 --num-requests 30 --output "$json" ;;
   esac
@@ -65,7 +66,8 @@ run() {
       [ -n "$baseline" ] && run fp8_e4m3 "$kind" "$baseline"
     done
   done
-  # The first token of a prompt alone (issue 30's figures).
+  # Issue 30's figures: TPOT at concurrency 8, the first token of a prompt alone.
+  r=1 run auto latency-8
   r=1 run auto ttft-128
   r=1 run auto ttft-1024
 } > "$out/engine.log" 2>&1

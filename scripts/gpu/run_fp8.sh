@@ -3,8 +3,8 @@
 # device call. $OUT gets tests.log (kernel tests, the CUDA goldens with their fp8 figures, the
 # engine on the GPU), decode-attention.txt, and engine.log with the bf16 ("auto") and fp8_e4m3
 # caches alternated on throughput-256, single-stream latency and the long workload
-# (benchmarks/make_long_workload.py), Qwen3-0.6B shape (configs/qwen3-0.6b-h200.toml);
-# summary.txt; each run's JSON in runs.tar.xz. With a baseline from scripts/gpu/bundle_baseline.sh
+# (benchmarks/make_long_workload.py), Qwen3-0.6B shape (configs/qwen3-0.6b-h200.toml), then the
+# bf16 cache's TPOT at concurrency 8 and TTFT of 128- and 1,024-token prompts alone; summary.txt; each run's JSON in runs.tar.xz. With a baseline from scripts/gpu/bundle_baseline.sh
 # (its launcher, plugins and benchmarks/gpu_decode_attention_bench), the baseline's fp8 runs and
 # decode-attention bench alternate with this build's (the "before" of a kernel change).
 #   scripts/gpu/run_fp8.sh [ROUNDS]   (default 2)

@@ -158,6 +158,35 @@ __device__ __forceinline__ SplitUnit split_unit(const PagedAttentionParams& p,
           static_cast<int>(blockIdx.x % plan.head_chunks), static_cast<int>(blockIdx.y)};
 }
 
+// What a split block attends, once its sequence's length is in and the split is known to hold
+// keys: the sequence's splits, where the block's keys end, and its query heads (the first, how
+// many, and the first one's q and output row).
+struct SplitWork {
+  int seq_splits;
+  std::int32_t key_end;
+  std::int64_t first_head;
+  int rows;
+  std::int64_t q_offset;
+};
+
+template <int kRows>
+__device__ __forceinline__ SplitWork split_work(const PagedAttentionParams& p,
+                                                const DecodePlan& plan, const SplitUnit& unit,
+                                                const DecodeSeq& s, int seq_splits,
+                                                std::int32_t key_begin, int head_dim) {
+  SplitWork w;
+  w.seq_splits = seq_splits;
+  const std::int64_t split_end = key_begin + plan.keys_per_split;
+  w.key_end = !s.valid ? key_begin
+                       : (s.context_len < split_end ? s.context_len
+                                                    : static_cast<std::int32_t>(split_end));
+  const int group = static_cast<int>(p.num_heads / p.num_kv_heads);
+  w.first_head = unit.kv_head * group + unit.chunk * kMaxRows;
+  w.rows = min(kRows, group - unit.chunk * kMaxRows);
+  w.q_offset = (std::int64_t{s.token} * p.num_heads + w.first_head) * head_dim;
+  return w;
+}
+
 // A split block's warps' softmax states, staged in shared memory (after the ring drained):
 // acc [kWarps][kRows][kMaxHeadDim], then max and sum [kWarps][kRows].
 template <int kRows>
@@ -177,11 +206,10 @@ template <class T, int kRows>
 __device__ __forceinline__ void write_split(const PagedAttentionParams& p, const DecodePlan& plan,
                                             const StagedStates<kRows>& staged, bool bad,
                                             const SplitUnit& unit, const DecodeSeq& s,
-                                            int seq_splits, std::int64_t first_head, int rows,
-                                            std::int64_t q_offset) {
+                                            const SplitWork& work) {
   const int head_dim = static_cast<int>(p.head_dim);
   T* out = static_cast<T*>(p.out);
-  for (int i = threadIdx.x; i < rows * head_dim; i += kThreads) {
+  for (int i = threadIdx.x; i < work.rows * head_dim; i += kThreads) {
     const int r = i / head_dim, d = i % head_dim;
     float max_all = -INFINITY;
 #pragma unroll
@@ -194,11 +222,11 @@ __device__ __forceinline__ void write_split(const PagedAttentionParams& p, const
       sum += staged.sum[w * kRows + r] * weight;
       value += staged.acc[(w * kRows + r) * kMaxHeadDim + d] * weight;
     }
-    if (seq_splits == 1) {
-      out[q_offset + i] = from_float<T>(bad || !s.valid ? NAN : value / sum);
+    if (work.seq_splits == 1) {
+      out[work.q_offset + i] = from_float<T>(bad || !s.valid ? NAN : value / sum);
     } else {
       const std::int64_t partial =
-          (unit.seq * p.num_heads + first_head + r) * plan.num_splits + unit.split;
+          (unit.seq * p.num_heads + work.first_head + r) * plan.num_splits + unit.split;
       plan.partial_acc[partial * head_dim + d] = bad ? NAN : value;
       if (d == 0) {
         plan.partial_max_sum[2 * partial] = max_all;
@@ -268,19 +296,13 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   if (!s.has_token) return;
   const int seq_splits = splits_of(s.valid, s.context_len, plan);
   if (unit.split >= seq_splits) return;  // the context ends before this split
-  const std::int64_t split_end = key_begin + plan.keys_per_split;
-  const std::int32_t key_end =
-      !s.valid ? key_begin
-               : (s.context_len < split_end ? s.context_len : static_cast<std::int32_t>(split_end));
-
-  const int group = static_cast<int>(p.num_heads / p.num_kv_heads);
-  const std::int64_t first_head = unit.kv_head * group + unit.chunk * kMaxRows;
-  const int rows = min(kRows, group - unit.chunk * kMaxRows);
-  const std::int64_t q_offset = (std::int64_t{s.token} * p.num_heads + first_head) * head_dim;
+  const SplitWork work = split_work<kRows>(p, plan, unit, s, seq_splits, key_begin, head_dim);
+  const std::int32_t key_end = work.key_end;
+  const int rows = work.rows;
   // Scores come out in base 2: q carries scale * log2(e).
   float q[kRows][kVec];
   {
-    const T* q_ptr = static_cast<const T*>(p.q) + q_offset + dim0;
+    const T* q_ptr = static_cast<const T*>(p.q) + work.q_offset + dim0;
     const float q_scale = p.scale * kLog2e;
 #pragma unroll
     for (int r = 0; r < kRows; ++r)
@@ -451,7 +473,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     }
   }
   bad = __syncthreads_or(bad);
-  write_split<T, kRows>(p, plan, staged, bad, unit, s, seq_splits, first_head, rows, q_offset);
+  write_split<T, kRows>(p, plan, staged, bad, unit, s, work);
 }
 
 // The fp8_e4m3 cache's split kernel: the same blocks, splits and ring, on tensor cores. A warp's
@@ -547,15 +569,9 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   if (!s.has_token) return;
   const int seq_splits = splits_of(s.valid, s.context_len, plan);
   if (unit.split >= seq_splits) return;
-  const std::int64_t split_end = key_begin + plan.keys_per_split;
-  const std::int32_t key_end =
-      !s.valid ? key_begin
-               : (s.context_len < split_end ? s.context_len : static_cast<std::int32_t>(split_end));
-
-  const int group = static_cast<int>(p.num_heads / p.num_kv_heads);
-  const std::int64_t first_head = unit.kv_head * group + unit.chunk * kMaxRows;
-  const int rows = min(kRows, group - unit.chunk * kMaxRows);
-  const std::int64_t q_offset = (std::int64_t{s.token} * p.num_heads + first_head) * head_dim;
+  const SplitWork work = split_work<kRows>(p, plan, unit, s, seq_splits, key_begin, head_dim);
+  const std::int32_t key_end = work.key_end;
+  const int rows = work.rows;
 
   // q as B fragments: lane 4g + t holds head g's dims 16c + 4t .. + 3 of each chunk c (zeros for
   // heads past the block's rows).
@@ -565,7 +581,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     float qv[kLoopChunks][4];
     float amax = 0.0f;
     const __nv_bfloat16* q_ptr =
-        static_cast<const __nv_bfloat16*>(p.q) + q_offset + g * head_dim + 4 * t;
+        static_cast<const __nv_bfloat16*>(p.q) + work.q_offset + g * head_dim + 4 * t;
 #pragma unroll
     for (int c = 0; c < kLoopChunks; ++c)
 #pragma unroll
@@ -767,8 +783,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     }
   }
   bad = __syncthreads_or(bad);
-  write_split<__nv_bfloat16, kRows>(p, plan, staged, bad, unit, s, seq_splits, first_head, rows,
-                                    q_offset);
+  write_split<__nv_bfloat16, kRows>(p, plan, staged, bad, unit, s, work);
 }
 
 // Merges the splits' partial states of sequences that used more than one: a warp per

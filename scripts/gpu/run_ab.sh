@@ -18,10 +18,11 @@ run() {
                 --set model.path=data/models/qwen3-0.6b)
   local json="$runs/$kind-$label-$r.json"
   if [ "$kind" = throughput ]; then
-    LD_LIBRARY_PATH="$lib" "$bin" bench throughput "${config[@]}" \
+    LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}" "$bin" bench throughput "${config[@]}" \
       --workload benchmarks/throughput-256.json --output "$json"
   else
-    LD_LIBRARY_PATH="$lib" "$bin" bench latency "${config[@]}" --concurrency 1 --output "$json"
+    LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}" "$bin" bench latency "${config[@]}" --concurrency 1 \
+      --output "$json"
   fi
   python3 - "$json" "$label" "$kind" <<'PY' | tee -a "$out/ab-summary.txt"
 import json, sys

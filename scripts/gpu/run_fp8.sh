@@ -4,8 +4,9 @@
 # engine on the GPU), decode-attention.txt, and engine.log with the bf16 ("auto") and fp8_e4m3
 # caches alternated on throughput-256, single-stream latency and the long workload
 # (benchmarks/make_long_workload.py), Qwen3-0.6B shape (configs/qwen3-0.6b-h200.toml), then the
-# bf16 cache's TPOT at concurrency 8 and TTFT of 128- and 1,024-token prompts alone; summary.txt; each run's JSON in runs.tar.xz. With a baseline from scripts/gpu/bundle_baseline.sh
-# (its launcher, plugins and benchmarks/gpu_decode_attention_bench), the baseline's fp8 runs and
+# bf16 cache's TPOT at concurrency 8 and TTFT of 128- and 1,024-token prompts alone; summary.txt;
+# each run's JSON in runs.tar.xz. With a baseline from scripts/gpu/bundle_baseline.sh (its
+# launcher, plugins and benchmarks/gpu_decode_attention_bench), the baseline's fp8 runs and
 # decode-attention bench alternate with this build's (the "before" of a kernel change).
 #   scripts/gpu/run_fp8.sh [ROUNDS]   (default 2)
 set -uo pipefail
@@ -28,7 +29,7 @@ if [ -f .gpu/baseline-bin.tar.xz ]; then
   mkdir -p .gpu/baseline && tar -C .gpu/baseline -xJf .gpu/baseline-bin.tar.xz
   baseline=.gpu/baseline/bin
   echo "baseline $(cat .gpu/baseline-commit)" | tee -a "$out/summary.txt"
-  LD_LIBRARY_PATH="$baseline/../lib" "$baseline/gpu_decode_attention_bench" \
+  LD_LIBRARY_PATH="$baseline/../lib:${LD_LIBRARY_PATH:-}" "$baseline/gpu_decode_attention_bench" \
     > "$out/decode-attention-baseline.txt" 2>&1
   grep -E "^\| [a-z0-9_]+ \| 256 \| 256 \| 8192" "$out/decode-attention-baseline.txt" \
     | sed "s/^/baseline: /" | tee -a "$out/summary.txt"
@@ -44,7 +45,8 @@ run() {
   label=$kv; [ "$dir" = "$bin" ] || label="baseline $kv"
   local config=(--config configs/qwen3-0.6b-h200.toml --set "runtime.plugin_dirs=[\"$PWD/$dir\"]"
                 --set model.path=data/models/qwen3-0.6b --set "cache.kv_cache_dtype=\"$kv\"")
-  local json="$runs/$kind-${label// /-}-$r.json" launcher=(env LD_LIBRARY_PATH="$dir/../lib" "$dir/minivllm")
+  local json="$runs/$kind-${label// /-}-$r.json"
+  local launcher=(env LD_LIBRARY_PATH="$dir/../lib:${LD_LIBRARY_PATH:-}" "$dir/minivllm")
   case $kind in
     throughput) "${launcher[@]}" bench throughput "${config[@]}" \
                   --workload benchmarks/throughput-256.json --output "$json" ;;

@@ -35,14 +35,14 @@ using minivllm::bench::check;
 using minivllm::bench::median_ms;
 
 constexpr std::int64_t kHeads = 16, kKvHeads = 8, kHeadDim = 128;
-constexpr std::int64_t kBatches[] = {1, 8, 16, 32, 64, 128, 256};
+constexpr std::int64_t kBatches[] = {1, 8, 16, 32, 48, 64, 128, 256};
 constexpr std::int64_t kContexts[] = {128, 512, 1024, 2048, 4096, 8192};
 constexpr std::int64_t kBlockSizes[] = {16, 256};
 constexpr std::int64_t kRaggedBatches[] = {64, 128, 256};
 constexpr std::int32_t kRaggedMin = 100, kRaggedMax = 2048;
 // Long mixed lengths in small batches, as the long workload's decode steps (benchmarks/
 // make_long_workload.py, max_model_len 8704) have them, longest first ("context" -2).
-constexpr std::int64_t kLongBatches[] = {8, 16, 32, 64};
+constexpr std::int64_t kLongBatches[] = {8, 16, 32, 48, 64};
 constexpr std::int32_t kLongMin = 4096, kLongMax = 8704;
 constexpr int kWarmup = 3, kReps = 30;
 constexpr std::size_t kRotationBytes = std::size_t{1} << 30;

@@ -6,11 +6,12 @@
 // then batches of mixed lengths (uniform in [kRaggedMin, kRaggedMax], as throughput-256.json's
 // decode steps have them; "context" 0 in the table; -1: the same lengths longest first, the order
 // in which the engine has the kernel take them; -2: small batches of long mixed lengths, uniform
-// in [kLongMin, kLongMax], longest first), cache blocks shuffled as a long-running engine
-// leaves them. Each timed launch reads another copy of the batch's blocks (at least 1 GiB between
+// in [kLongMin, kLongMax], longest first, in block tables as wide as a graph replay's), cache
+// blocks shuffled as a long-running engine leaves them. Each timed launch reads another copy of the batch's blocks (at least 1 GiB between
 // two reads of the same bytes) so the L2 cache holds none.
 // Prints a table and one JSON line.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -153,7 +154,13 @@ int main() {
                                          [&](std::int32_t c) { return c == longest; });
         const bool sorted = std::is_sorted(context_lens.begin(), context_lens.end(),
                                            std::greater<>());
-        const std::int64_t blocks_per_seq = (longest + block_size - 1) / block_size;
+        const bool long_mixed = !uniform && sorted && context_lens.back() >= kLongMin;
+        // The long mixed batches' tables are as wide as a graph replay's: the next power of two
+        // of blocks (runtime/backend/step_shapes.hpp), which the split plan sees.
+        const std::int64_t blocks_per_seq =
+            long_mixed ? static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(
+                             (longest + block_size - 1) / block_size)))
+                       : (longest + block_size - 1) / block_size;
         const std::int64_t tokens = std::accumulate(context_lens.begin(), context_lens.end(),
                                                     std::int64_t{0});
         // Keys + values (+ their scales).
@@ -212,7 +219,7 @@ int main() {
         results.push_back({fp8 ? "fp8_e4m3" : "bf16", block_size, batch,
                            uniform ? longest
                            : !sorted ? 0
-                           : context_lens.back() >= kLongMin ? -2 : -1,
+                           : long_mixed ? -2 : -1,
                            std::max<std::int64_t>(1, static_cast<std::int64_t>(p.workspace_bytes) /
                                                          partial_bytes),
                            ms * 1e3, gbs, 100.0 * gbs / copy});

@@ -52,6 +52,8 @@ constexpr int kMaxSplits = 64;
 // 32 KiB: one decode of a 1k context then runs on 128 blocks, not 32 (single-stream decode is
 // latency bound, and a block streams only ~10-20 GB/s).
 constexpr std::int64_t kMinSplitBytes = 32 << 10;
+// A balanced plan's shortest split in keys where the capacity allows more than two (make_plan).
+constexpr std::int64_t kBalancedMinKeys = 1024;
 constexpr float kLog2e = 1.4426950408889634f;
 
 // How a launch cuts the work; the same on the host and in both kernels.
@@ -874,17 +876,25 @@ DecodePlan make_plan(const PagedAttentionParams& p, int sm_count, std::size_t wo
                      static_cast<std::int64_t>(workspace_bytes / std::max<std::int64_t>(
                                                                       partial_bytes, 1))});
   splits = std::max<std::int64_t>(splits, 1);
-  // One split each in at most one wave: the longest sequence sets the kernel's time. Two
-  // splits whose length follows the step's total context (balance) halve that in a batch of
-  // uneven lengths and leave an even batch at one split per sequence (its second blocks exit).
+  // One split each in at most one wave: the longest sequence sets the kernel's time. Splits
+  // whose length follows the step's total context (balance) halve that in a batch of uneven
+  // lengths and leave an even batch at one split per sequence (its later blocks exit). Their
+  // length is at least a quarter of the capacity and the lesser of half of it and
+  // kBalancedMinKeys: a graph's capacity is its width, a power of two of blocks up to twice the
+  // longest context, where a floor of half of it kept every sequence at one split.
+  const std::int64_t workspace_splits =
+      static_cast<std::int64_t>(workspace_bytes / std::max<std::int64_t>(partial_bytes, 1));
   if (splits == 1 && units <= slots && p.total_context != nullptr &&
-      max_context >= 2 * min_split_keys &&
-      workspace_bytes / std::max<std::int64_t>(partial_bytes, 1) >= 2) {
-    splits = 2;
+      max_context >= 2 * min_split_keys && workspace_splits >= 2) {
+    splits = max_context > 2 * kBalancedMinKeys ? std::min<std::int64_t>(4, workspace_splits) : 2;
     plan.balanced = true;
     plan.slots = slots;
   }
   plan.keys_per_split = ceil_div(ceil_div(max_context, splits), round) * round;
+  if (plan.balanced)
+    plan.keys_per_split = std::max(plan.keys_per_split,
+                                   std::min(ceil_div(ceil_div(max_context, 2), round) * round,
+                                            kBalancedMinKeys));
   plan.num_splits = static_cast<int>(ceil_div(max_context, plan.keys_per_split));
   return plan;
 }

@@ -188,8 +188,10 @@ TEST_F(PagedAttentionKernel, DecodeRaggedBatchesMatchReference) {
                         {kHeads[1], 256, 64, 700},  {kHeads[1], 1, 9, 600},
                         {kHeads[4], 1, 37, 400},    {kHeads[5], 16, 100, 500},
                         {kHeads[3], 256, 3, 5000},  {kHeads[2], 16, 17, 1200},
-                        // One wave of blocks: with the total context given, balanced splits.
-                        {kHeads[0], 16, 60, 2048}};
+                        // One wave of blocks: with the total context given, balanced splits;
+                        // above 2,048 keys of width, up to four of them where
+                        // MINIVLLM_DECODE_BALANCE_WIDE=1 (run_switch_ab.sh's tests part).
+                        {kHeads[0], 16, 60, 2048},  {kHeads[0], 256, 48, 8704}};
   for (const Case& c : cases) {
     std::vector<Sequence> seqs;
     for (std::int64_t i = 0; i < c.batch; ++i)

@@ -907,9 +907,9 @@ DecodePlan make_plan(const PagedAttentionParams& p, int sm_count, std::size_t wo
   }
   plan.keys_per_split = ceil_div(ceil_div(max_context, splits), round) * round;
   if (plan.balanced)
-    plan.keys_per_split = std::max(plan.keys_per_split,
-                                   std::min(ceil_div(ceil_div(max_context, 2), round) * round,
-                                            kBalancedMinKeys));
+    plan.keys_per_split = std::max(
+        plan.keys_per_split, ceil_div(std::min(ceil_div(max_context, 2), kBalancedMinKeys), round) *
+                                 round);
   plan.num_splits = static_cast<int>(ceil_div(max_context, plan.keys_per_split));
   return plan;
 }

@@ -7,8 +7,9 @@
 // decode steps have them; "context" 0 in the table; -1: the same lengths longest first, the order
 // in which the engine has the kernel take them; -2: small batches of long mixed lengths, uniform
 // in [kLongMin, kLongMax], longest first, in block tables as wide as a graph replay's), cache
-// blocks shuffled as a long-running engine leaves them. Each timed launch reads another copy of the batch's blocks (at least 1 GiB between
-// two reads of the same bytes) so the L2 cache holds none.
+// blocks shuffled as a long-running engine leaves them. Each timed launch reads another copy of
+// the batch's blocks (at least 1 GiB between two reads of the same bytes) so the L2 cache holds
+// none.
 // Prints a table and one JSON line.
 #include <algorithm>
 #include <bit>

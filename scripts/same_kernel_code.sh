@@ -41,6 +41,7 @@ before, after = kernel_code(sys.argv[1]), kernel_code(sys.argv[2])
 changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
 for name in changed:
     print("differs:", name)
-print(f"{len(before.keys() | after.keys()) - len(changed)} kernels identical, {len(changed)} differ")
+identical = len(before.keys() | after.keys()) - len(changed)
+print(f"{identical} kernels identical, {len(changed)} differ")
 sys.exit(1 if changed else 0)
 EOF

@@ -240,7 +240,8 @@ int main(int argc, char** argv) try {
   const std::int64_t vocab = loaded.config.vocab_size;
 
   std::vector<Case> cases;
-  for (std::int32_t seqs : {1, 8, 64, 256})
+  for (const std::int32_t seqs : bench::decode_sizes_that_fit(
+           "gpu_step_breakdown", {1, 8, 64, 256}, context, loaded.model->kv_cache_spec()))
     cases.push_back(make_case("decode b=" + std::to_string(seqs) + " ctx=" + std::to_string(context),
                               seqs, context, 1, vocab));
   cases.push_back(make_case("prefill 1x128", 1, 128, 128, vocab));  // the TTFT target's prompt

@@ -68,7 +68,11 @@ int main(int argc, char** argv) try {
   CudaOps cuda(DType::bf16);
   auto loaded = load_model(plugins, model_dir, cuda);
   const std::int64_t vocab = loaded.config.vocab_size;
-  const std::int32_t max_seqs = *std::max_element(std::begin(kBatchSizes), std::end(kBatchSizes));
+  const std::vector<std::int32_t> batch_sizes = bench::decode_sizes_that_fit(
+      "gpu_step_modes", {std::begin(kBatchSizes), std::end(kBatchSizes)}, context,
+      loaded.model->kv_cache_spec());
+  const std::int32_t max_seqs =
+      batch_sizes.empty() ? 1 : *std::max_element(batch_sizes.begin(), batch_sizes.end());
   const std::int32_t longest = *std::max_element(std::begin(kPromptLens), std::end(kPromptLens));
   auto kv = allocate_kv_cache(cuda, loaded.model->kv_cache_spec(),
                               std::max(max_seqs * ((context + kBlockSize - 1) / kBlockSize),
@@ -83,7 +87,7 @@ int main(int argc, char** argv) try {
     Batch batch;
   };
   std::vector<Case> cases;
-  for (const std::int32_t seqs : kBatchSizes)
+  for (const std::int32_t seqs : batch_sizes)
     cases.push_back({"decode " + std::to_string(seqs),
                      bench::uniform_batch(seqs, context, 1, vocab, kBlockSize)});
   for (const std::int32_t tokens : kPromptLens)

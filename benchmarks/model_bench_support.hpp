@@ -1,6 +1,7 @@
 #pragma once
 // What the whole-model GPU benchmarks share: their arguments, cache block size and warm-up,
-// batches of equal sequences on disjoint cache blocks, and the median of their timings.
+// batches of equal sequences on disjoint cache blocks, the decode batches whose cache fits, and
+// the median of their timings.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -8,8 +9,12 @@
 #include <variant>
 #include <vector>
 
+#include <cuda_runtime_api.h>
+
+#include "backend/cuda_check.hpp"
 #include "backend/cuda_ops.hpp"
 #include "model/batch_builder.hpp"
+#include "model/kv_cache_alloc.hpp"
 
 namespace minivllm::bench {
 
@@ -53,6 +58,32 @@ inline Batch uniform_batch(std::int32_t seqs, std::int32_t context, std::int32_t
     builder.add(tokens, context - new_tokens, table);
   }
   return builder.build();
+}
+
+// Of the decode batch sizes `sizes`, those whose bf16 cache at `context` tokens a sequence fits
+// in half the device's free memory (the other half for the benchmark's activations and graphs);
+// prints the ones it leaves out, so that a long context runs what fits.
+inline std::vector<std::int32_t> decode_sizes_that_fit(const char* program,
+                                                       const std::vector<std::int32_t>& sizes,
+                                                       std::int32_t context,
+                                                       const KvCacheSpec& spec) {
+  std::size_t free = 0, total = 0;
+  MV_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  const auto budget = static_cast<std::int64_t>(free / 2);
+  const std::int64_t per_seq = (context + kBlockSize - 1) / kBlockSize *
+                               kv_cache_bytes_per_block(spec, kBlockSize, DType::bf16);
+  std::vector<std::int32_t> fit;
+  for (const std::int32_t seqs : sizes) {
+    if (seqs * per_seq <= budget) {
+      fit.push_back(seqs);
+    } else {
+      std::printf("%s: decode batch %d at context %d left out: its cache (%.1f GB) exceeds half "
+                  "the free GPU memory (%.1f GB)\n",
+                  program, seqs, context, static_cast<double>(seqs * per_seq) / 1e9,
+                  static_cast<double>(2 * budget) / 1e9);
+    }
+  }
+  return fit;
 }
 
 inline double median(std::vector<double> v) {

@@ -158,10 +158,9 @@ int main() {
         const bool long_mixed = !uniform && sorted && context_lens.back() >= kLongMin;
         // The long mixed batches' tables are as wide as a graph replay's: the next power of two
         // of blocks (runtime/backend/step_shapes.hpp), which the split plan sees.
-        const std::int64_t blocks_per_seq =
-            long_mixed ? static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(
-                             (longest + block_size - 1) / block_size)))
-                       : (longest + block_size - 1) / block_size;
+        const auto blocks = static_cast<std::uint64_t>((longest + block_size - 1) / block_size);
+        const auto blocks_per_seq =
+            static_cast<std::int64_t>(long_mixed ? std::bit_ceil(blocks) : blocks);
         const std::int64_t tokens = std::accumulate(context_lens.begin(), context_lens.end(),
                                                     std::int64_t{0});
         // Keys + values (+ their scales).

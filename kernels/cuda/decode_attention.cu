@@ -493,10 +493,11 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 // The fp8_e4m3 cache's split kernel: the same blocks, splits and ring, on tensor cores. A warp's
 // step is a tile of kTileKeys keys. Keys and values are copied as rows of 16-byte chunks
 // (swizzled; each copy instruction reads whole rows: a row's sectors spread over instructions
-// cost 10-20 % of the read rate) and converted to f16 in registers (exact); q goes to f16 too, scaled down by a power
-// of two only if its largest element would overflow f16. Scores S = K q^T are one
-// mma.m16n8k16.f16 per 16 dims (keys as A's rows, the block's query heads as B's columns), and
-// the output O^T = V^T P^T one per 16 dims (dims as A's rows, through ldmatrix.trans). The
+// cost 10-20 % of the read rate) and converted to f16 in registers (exact); q goes to f16 too,
+// scaled down by a power of two only if its largest element would overflow f16. Scores S = K q^T
+// are one mma.m16n8k16.f16 per 16 dims (keys as A's rows, the block's query heads as B's
+// columns), and the output O^T = V^T P^T one per 16 dims (dims as A's rows, through
+// ldmatrix.trans). The
 // softmax state of a head is the warp's (maxima reduced over the lanes that hold its scores), so
 // the weights P are at most 1 and go to the MMA as f16: each key's value scale, a power of two,
 // joins its exponent (weights exp2(s + log2 value_scale - max)); the row sum keeps exp2(s - max).
@@ -906,10 +907,10 @@ DecodePlan make_plan(const PagedAttentionParams& p, int sm_count, std::size_t wo
     plan.slots = slots;
   }
   plan.keys_per_split = ceil_div(ceil_div(max_context, splits), round) * round;
-  if (plan.balanced)
-    plan.keys_per_split = std::max(
-        plan.keys_per_split, ceil_div(std::min(ceil_div(max_context, 2), kBalancedMinKeys), round) *
-                                 round);
+  if (plan.balanced && splits > 2) {  // the wide plan's floor
+    const std::int64_t least = std::min(ceil_div(max_context, 2), kBalancedMinKeys);
+    plan.keys_per_split = std::max(plan.keys_per_split, ceil_div(least, round) * round);
+  }
   plan.num_splits = static_cast<int>(ceil_div(max_context, plan.keys_per_split));
   return plan;
 }
@@ -967,7 +968,8 @@ cudaError_t launch_decode_attention(const PagedAttentionParams& p, cudaStream_t 
   if (p.num_seqs * p.num_kv_heads * plan.head_chunks > kMaxGridX) return cudaErrorInvalidValue;
   if (plan.num_splits > 1) {
     plan.partial_acc = static_cast<float*>(p.workspace);
-    plan.partial_max_sum = plan.partial_acc + p.num_seqs * p.num_heads * plan.num_splits * p.head_dim;
+    plan.partial_max_sum =
+        plan.partial_acc + p.num_seqs * p.num_heads * plan.num_splits * p.head_dim;
   }
   const std::int64_t group = p.num_heads / p.num_kv_heads;
   const auto launch = [&](auto type, auto fp8) {

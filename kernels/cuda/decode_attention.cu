@@ -18,8 +18,6 @@
 // core MMAs on codes converted to f16, in place of the per-lane arithmetic.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <string_view>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -57,15 +55,6 @@ constexpr std::int64_t kMinSplitBytes = 32 << 10;
 // A balanced plan's shortest split in keys where the capacity allows more than two (make_plan).
 constexpr std::int64_t kBalancedMinKeys = 1024;
 
-// Up to four balanced splits (make_plan): an experiment not yet measured on a GPU, on with
-// MINIVLLM_DECODE_BALANCE_WIDE=1.
-bool balance_wide() {
-  static const bool on = [] {
-    const char* v = std::getenv("MINIVLLM_DECODE_BALANCE_WIDE");
-    return v != nullptr && std::string_view(v) == "1";
-  }();
-  return on;
-}
 constexpr float kLog2e = 1.4426950408889634f;
 
 // How a launch cuts the work; the same on the host and in both kernels.
@@ -893,16 +882,14 @@ DecodePlan make_plan(const PagedAttentionParams& p, int sm_count, std::size_t wo
   // whose length follows the step's total context (balance) halve that in a batch of uneven
   // lengths and leave an even batch at one split per sequence (its later blocks exit). Two of
   // them are at least half the capacity, and a graph's capacity is its width, a power of two of
-  // blocks up to twice the longest context: there every sequence may keep one split. With
-  // balance_wide() they may be four, at least a quarter of the capacity and the lesser of half
-  // of it and kBalancedMinKeys.
+  // blocks up to twice the longest context: there every sequence would keep one split. So above
+  // 2 x kBalancedMinKeys they may be four, at least a quarter of the capacity and the lesser of
+  // half of it and kBalancedMinKeys.
   const std::int64_t workspace_splits =
       static_cast<std::int64_t>(workspace_bytes / std::max<std::int64_t>(partial_bytes, 1));
   if (splits == 1 && units <= slots && p.total_context != nullptr &&
       max_context >= 2 * min_split_keys && workspace_splits >= 2) {
-    splits = balance_wide() && max_context > 2 * kBalancedMinKeys
-                 ? std::min<std::int64_t>(4, workspace_splits)
-                 : 2;
+    splits = max_context > 2 * kBalancedMinKeys ? std::min<std::int64_t>(4, workspace_splits) : 2;
     plan.balanced = true;
     plan.slots = slots;
   }

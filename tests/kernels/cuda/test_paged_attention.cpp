@@ -189,8 +189,7 @@ TEST_F(PagedAttentionKernel, DecodeRaggedBatchesMatchReference) {
                         {kHeads[4], 1, 37, 400},    {kHeads[5], 16, 100, 500},
                         {kHeads[3], 256, 3, 5000},  {kHeads[2], 16, 17, 1200},
                         // One wave of blocks: with the total context given, balanced splits;
-                        // above 2,048 keys of width, up to four of them where
-                        // MINIVLLM_DECODE_BALANCE_WIDE=1 (run_switch_ab.sh's tests part).
+                        // above 2,048 keys of width, up to four of them.
                         {kHeads[0], 16, 60, 2048},  {kHeads[0], 256, 48, 8704}};
   for (const Case& c : cases) {
     std::vector<Sequence> seqs;

@@ -31,6 +31,14 @@ inline bool poisons_context(cudaError_t status) {
   }
 }
 
+// Whether the context is lost after a call failed with `status`. A call into a lost context may
+// report another error (a kernel launch after an illegal address gave cudaErrorInvalidValue),
+// so a failure that does not name a lost context asks a synchronize, which reports the sticky
+// error. Only failures pay for it.
+inline bool context_lost_after(cudaError_t status) {
+  return poisons_context(status) || poisons_context(cudaDeviceSynchronize());
+}
+
 [[noreturn]] inline void fail(const std::string& what, bool context_lost) {
   if (context_lost) throw DeviceLost(what + "; the CUDA context is lost");
   throw Error(what);
@@ -41,16 +49,16 @@ inline void check(cudaError_t status, const char* call, const char* file, int li
     fail(std::string("CUDA error ") + cudaGetErrorName(status) + " (" +
              cudaGetErrorString(status) + ") in " + call + " at " + file + ":" +
              std::to_string(line),
-         poisons_context(status));
+         context_lost_after(status));
 }
 
-// cuBLAS reports a poisoned context as its own failure; the runtime's last error tells.
+// cuBLAS reports a poisoned context as its own failure.
 inline void check(cublasStatus_t status, const char* call, const char* file, int line) {
   if (status != CUBLAS_STATUS_SUCCESS)
     fail(std::string("cuBLAS error ") + cublasGetStatusName(status) + " (" +
              cublasGetStatusString(status) + ") in " + call + " at " + file + ":" +
              std::to_string(line),
-         poisons_context(cudaPeekAtLastError()));
+         context_lost_after(cudaPeekAtLastError()));
 }
 
 }  // namespace minivllm::cuda

@@ -31,34 +31,42 @@ inline bool poisons_context(cudaError_t status) {
   }
 }
 
-// Whether the context is lost after a call failed with `status`. A call into a lost context may
-// report another error (a kernel launch after an illegal address gave cudaErrorInvalidValue),
-// so a failure that does not name a lost context asks a synchronize, which reports the sticky
-// error. Only failures pay for it.
-inline bool context_lost_after(cudaError_t status) {
-  return poisons_context(status) || poisons_context(cudaDeviceSynchronize());
+inline std::string describe(cudaError_t status) {
+  return std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ")";
 }
 
-[[noreturn]] inline void fail(const std::string& what, bool context_lost) {
-  if (context_lost) throw DeviceLost(what + "; the CUDA context is lost");
-  throw Error(what);
+// The error that lost the context, found after a call failed with `status`; cudaSuccess if the
+// context is not lost. A call into a lost context may report another error (a kernel launch
+// after an illegal address gave cudaErrorInvalidValue), so a failure that does not name a lost
+// context asks a synchronize, which reports the sticky error. Only failures pay for it.
+inline cudaError_t lost_context_error(cudaError_t status) {
+  if (poisons_context(status)) return status;
+  const cudaError_t sticky = cudaDeviceSynchronize();
+  return poisons_context(sticky) ? sticky : cudaSuccess;
+}
+
+// Throws Error for `what`, or DeviceLost when `lost` (lost_context_error's answer) names an error,
+// saying which when `what` does not.
+[[noreturn]] inline void fail(const std::string& what, cudaError_t lost, cudaError_t reported) {
+  if (lost == cudaSuccess) throw Error(what);
+  throw DeviceLost(what + "; the CUDA context is lost" +
+                   (lost == reported ? std::string() : " (" + describe(lost) + ")"));
 }
 
 inline void check(cudaError_t status, const char* call, const char* file, int line) {
   if (status != cudaSuccess)
-    fail(std::string("CUDA error ") + cudaGetErrorName(status) + " (" +
-             cudaGetErrorString(status) + ") in " + call + " at " + file + ":" +
+    fail("CUDA error " + describe(status) + " in " + call + " at " + file + ":" +
              std::to_string(line),
-         context_lost_after(status));
+         lost_context_error(status), status);
 }
 
-// cuBLAS reports a poisoned context as its own failure.
+// cuBLAS reports a lost context as its own failure.
 inline void check(cublasStatus_t status, const char* call, const char* file, int line) {
   if (status != CUBLAS_STATUS_SUCCESS)
     fail(std::string("cuBLAS error ") + cublasGetStatusName(status) + " (" +
              cublasGetStatusString(status) + ") in " + call + " at " + file + ":" +
              std::to_string(line),
-         context_lost_after(cudaPeekAtLastError()));
+         lost_context_error(cudaPeekAtLastError()), cudaSuccess);
 }
 
 }  // namespace minivllm::cuda

@@ -3,7 +3,8 @@
 // that leaves the context usable (an invalid launch) ends exactly the requests in its step and
 // the engine serves on; one that loses it (an illegal address) ends every request with the CUDA
 // error and stops the runtime. The second is defined last, so it runs last: no CUDA call of this
-// process works after it.
+// process works after it. CUDA graphs are off: the hook is host code in forward(), which a graph
+// replay does not run (a prefill graph of the faulty prompt would run without the fault).
 // Skips without a CUDA device.
 #include <chrono>
 #include <string>
@@ -31,7 +32,8 @@ class CudaStepFaults : public FaultModel {
 
   Config cuda_config() {
     return config({"runtime.backend=\"cuda\"", "model.dtype=\"float32\"", "cache.num_blocks=0",
-                   "cache.gpu_memory_utilization=0.02", "scheduler.max_num_seqs=2"});
+                   "cache.gpu_memory_utilization=0.02", "scheduler.max_num_seqs=2",
+                   "runtime.cuda_graphs=false"});
   }
 };
 

@@ -65,9 +65,13 @@ def post(body):
             return r.status, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
-print("healthy request:", post({"prompt": [1, 2, 3], "max_tokens": 4}))
+healthy = post({"prompt": [1, 2, 3], "max_tokens": 4})
+print("healthy request:", healthy)
 print("faulty request:", post({"prompt": [151004, 1, 2], "max_tokens": 4}))
+if healthy[0] != 200:
+    sys.exit("FAIL: the healthy request was not answered 200")
 PY
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 # The server must be gone within 30 s, non-zero, saying why.
 for _ in $(seq 1 60); do kill -0 "$server" 2>/dev/null || break; sleep 0.5; done
 if kill -0 "$server" 2>/dev/null; then

@@ -61,7 +61,10 @@ class FaultInjectingModel final : public Model {
   KvCacheSpec kv_cache_spec() const override { return model_->kv_cache_spec(); }
 
   Tensor forward(const Batch& batch, KvCacheView& kv) override {
+    // A cue of -1 is none, and a step's token ids are negative where a row is fed the token the
+    // step before samples on the device (the look-ahead): those match no cue.
     for (std::int32_t id : batch.token_ids) {
+      if (id < 0) continue;
       if (id == cues_.throw_token_id)
         throw Error("injected fault: a step with token " + std::to_string(id) + " threw");
       if (id == cues_.device_lost_token_id)

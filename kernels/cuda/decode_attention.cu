@@ -43,9 +43,6 @@ constexpr int kPassesPerStep = 4;
 constexpr int kTileKeys = 16;        // an fp8 warp step: the keys of an MMA's A operand
 constexpr int kMaxChunks = kMaxHeadDim / 16;  // 16-dim chunks of a head (an MMA's k)
 constexpr int kStages = 2;
-// The fp8 kernel's ring: three tiles of 16 keys a warp (two in flight while one is attended), in
-// dynamic shared memory (50 KiB a block, over the 48 KiB of a static array).
-constexpr int kFp8Stages = 3;
 constexpr int kMaxRows = 4;          // query heads per block; larger groups take several blocks
 constexpr int kMergeWarps = 4;
 constexpr int kMaxSplits = 64;
@@ -521,8 +518,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     decode_split_fp8_kernel(PagedAttentionParams p, DecodePlan plan) {
   constexpr int kLoopChunks = kChunks > 0 ? kChunks : kMaxChunks;
   balance(plan, p);
-  extern __shared__ __align__(128) unsigned char fp8_shared[];
-  auto& ring = *reinterpret_cast<Fp8Stage(*)[kWarps][kFp8Stages]>(fp8_shared);
+  __shared__ __align__(128) Fp8Stage ring[kWarps][kStages];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;  // fragment row (or column) group and pair
   const SplitUnit unit = split_unit(p, plan);
@@ -567,9 +563,9 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     for (int m = 0; m < kCopies; ++m) blocks[m] = has_piece(m) ? entry(start + piece_key(m)) : 0;
     blocks[kCopies] = entry(start + copy_key);
   };
-  std::int32_t first_blocks[kFp8Stages][kCopies + 1];
+  std::int32_t first_blocks[kStages][kCopies + 1];
 #pragma unroll
-  for (int j = 0; j < kFp8Stages; ++j) lookup(j, first_blocks[j]);
+  for (int j = 0; j < kStages; ++j) lookup(j, first_blocks[j]);
 
   const DecodeSeq s = decode_seq(p, unit.seq);
   wait_for_prior_grids();  // as in decode_split_kernel
@@ -625,7 +621,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   const auto issue = [&](int j, const std::int32_t (&blocks)[kCopies + 1]) {
     const std::int32_t start = warp_begin + j * step_stride;
     if (start < key_end) {
-      Fp8Stage& stage = ring[warp][j % kFp8Stages];
+      Fp8Stage& stage = ring[warp][j % kStages];
       // The slot of `key` in `block`, 0 where nothing is loaded.
       const auto slot_of = [&](std::int32_t key, std::int32_t block, bool& load) {
         const bool in_split = key < key_end;
@@ -667,7 +663,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 
   const auto attend = [&](int j) {
     const std::int32_t start = warp_begin + j * step_stride;
-    const Fp8Stage& stage = ring[warp][j % kFp8Stages];
+    const Fp8Stage& stage = ring[warp][j % kStages];
     const std::uint32_t keys_at = shared_address(stage.keys);
     const std::uint32_t values_at = shared_address(stage.values);
     // S: (key g, heads 2t, 2t + 1), (key g + 8, the same); even and odd chunks apart (two
@@ -751,14 +747,14 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   };
 
 #pragma unroll
-  for (int j = 0; j < kFp8Stages - 1; ++j) issue(j, first_blocks[j]);
+  for (int j = 0; j < kStages - 1; ++j) issue(j, first_blocks[j]);
   std::int32_t blocks[kCopies + 1];
 #pragma unroll
-  for (int m = 0; m <= kCopies; ++m) blocks[m] = first_blocks[kFp8Stages - 1][m];
+  for (int m = 0; m <= kCopies; ++m) blocks[m] = first_blocks[kStages - 1][m];
   for (int j = 0; j < num_steps; ++j) {
-    issue(j + kFp8Stages - 1, blocks);
-    lookup(j + kFp8Stages, blocks);
-    cp_async_wait<kFp8Stages - 1>();
+    issue(j + kStages - 1, blocks);
+    lookup(j + kStages, blocks);
+    cp_async_wait<kStages - 1>();
     __syncwarp();  // the tile's chunks were copied by other lanes of the warp
     attend(j);
     __syncwarp();  // and its stage is refilled by them next
@@ -923,10 +919,7 @@ cudaError_t launch_kernels(const PagedAttentionParams& p, const DecodePlan& plan
     const auto kernel = p.head_dim == 128 ? decode_split_fp8_kernel<kRows, 8>
                         : p.head_dim == 64 ? decode_split_fp8_kernel<kRows, 4>
                                            : decode_split_fp8_kernel<kRows, 0>;
-    constexpr int kShared = sizeof(Fp8Stage) * kWarps * kFp8Stages;
-    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kShared);
-    if (err != cudaSuccess) return err;
-    err = launch_dependent(kernel, grid, kThreads, kShared, stream, p, plan);
+    err = launch_dependent(kernel, grid, kThreads, 0, stream, p, plan);
   } else
     err = launch_dependent(decode_split_kernel<T, kRows>, grid, kThreads, 0, stream, p, plan);
   if (err != cudaSuccess) return err;

@@ -10,7 +10,8 @@
 // blocks shuffled as a long-running engine leaves them. Each timed launch reads another copy of
 // the batch's blocks (at least 1 GiB between two reads of the same bytes) so the L2 cache holds
 // none.
-// Prints a table and one JSON line.
+// Prints a table and one JSON line. MINIVLLM_DECODE_BENCH_ONLY runs one case (for a profiler:
+// scripts/gpu/run_decode_profile.sh).
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -143,6 +144,10 @@ int main() {
                          device_random(cache_bytes / 2, true, rng)};
   float* scales = upload(std::vector<float>(static_cast<std::size_t>(max_tokens * kKvHeads), 1.0f));
 
+  // MINIVLLM_DECODE_BENCH_ONLY="CACHE BLOCK_SIZE BATCH CONTEXT" (a table row's first four
+  // columns, e.g. "fp8_e4m3 256 256 8192"): that case alone, for a profiler.
+  const char* only_env = std::getenv("MINIVLLM_DECODE_BENCH_ONLY");
+  const std::string only = only_env != nullptr ? only_env : "";
   std::vector<Result> results;
   for (const bool fp8 : {false, true})
   for (const std::int64_t block_size : kBlockSizes) {
@@ -156,6 +161,11 @@ int main() {
         const bool sorted = std::is_sorted(context_lens.begin(), context_lens.end(),
                                            std::greater<>());
         const bool long_mixed = !uniform && sorted && context_lens.back() >= kLongMin;
+        const std::int64_t context = uniform ? longest : !sorted ? 0 : long_mixed ? -2 : -1;
+        if (!only.empty() && only != std::string(fp8 ? "fp8_e4m3" : "bf16") + " " +
+                                         std::to_string(block_size) + " " + std::to_string(batch) +
+                                         " " + std::to_string(context))
+          continue;
         // The long mixed batches' tables are as wide as a graph replay's: the next power of two
         // of blocks (runtime/backend/step_shapes.hpp), which the split plan sees.
         const auto blocks = static_cast<std::uint64_t>((longest + block_size - 1) / block_size);
@@ -216,10 +226,7 @@ int main() {
 
         const std::int64_t partial_bytes = batch * kHeads * (kHeadDim + 2) * 4;
         const double gbs = static_cast<double>(kv_bytes) / (ms * 1e-3) / 1e9;
-        results.push_back({fp8 ? "fp8_e4m3" : "bf16", block_size, batch,
-                           uniform ? longest
-                           : !sorted ? 0
-                           : long_mixed ? -2 : -1,
+        results.push_back({fp8 ? "fp8_e4m3" : "bf16", block_size, batch, context,
                            std::max<std::int64_t>(1, static_cast<std::int64_t>(p.workspace_bytes) /
                                                          partial_bytes),
                            ms * 1e3, gbs, 100.0 * gbs / copy});

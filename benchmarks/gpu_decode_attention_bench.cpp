@@ -2,7 +2,7 @@
 // and values read, against a device-to-device copy measured in the same run (bytes read +
 // written, as benchmarks/gpu_ceilings counts them). A bf16 cache, then an fp8_e4m3 one (codes and
 // a scale per token and head, all counted as bytes read); q and out bf16; Qwen3-0.6B's heads (16
-// query heads, 8 KV heads, head_dim 128), every sequence of a batch at the same context length,
+// query heads, 8 KV heads, head_dim 128; MINIVLLM_DECODE_BENCH_HEADS sets others), every sequence of a batch at the same context length,
 // then batches of mixed lengths (uniform in [kRaggedMin, kRaggedMax], as throughput-256.json's
 // decode steps have them; "context" 0 in the table; -1: the same lengths longest first, the order
 // in which the engine has the kernel take them; -2: small batches of long mixed lengths, uniform
@@ -37,7 +37,11 @@ namespace cuda = minivllm::cuda;
 using minivllm::bench::check;
 using minivllm::bench::median_ms;
 
-constexpr std::int64_t kHeads = 16, kKvHeads = 8, kHeadDim = 128;
+constexpr std::int64_t kHeadDim = 128;
+// Query and KV heads: Qwen3-0.6B's 16 / 8 unless MINIVLLM_DECODE_BENCH_HEADS="Q/KV" says
+// otherwise. With one KV head a cache block holds each head's rows back to back, as a head-major
+// layout would: "2/1" against the default tells what the token-major layout costs.
+std::int64_t num_heads = 16, num_kv_heads = 8;
 constexpr std::int64_t kBatches[] = {1, 8, 16, 32, 48, 64, 128, 256};
 constexpr std::int64_t kContexts[] = {128, 512, 1024, 2048, 4096, 8192};
 constexpr std::int64_t kBlockSizes[] = {16, 256};
@@ -116,7 +120,8 @@ std::vector<std::vector<std::int32_t>> context_cases(std::int64_t batch, std::mt
     std::sort(longest_first.begin(), longest_first.end(), std::greater<>());
     cases.push_back(std::move(longest_first));
   }
-  if (std::find(std::begin(kLongBatches), std::end(kLongBatches), batch) != std::end(kLongBatches)) {
+  if (std::find(std::begin(kLongBatches), std::end(kLongBatches), batch) !=
+      std::end(kLongBatches)) {
     std::uniform_int_distribution<std::int32_t> length(kLongMin, kLongMax);
     std::vector<std::int32_t>& mixed = cases.emplace_back(static_cast<std::size_t>(batch));
     for (std::int32_t& c : mixed) c = length(rng);
@@ -131,10 +136,20 @@ int main() {
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   std::mt19937 rng(std::random_device{}());
+  if (const char* heads = std::getenv("MINIVLLM_DECODE_BENCH_HEADS")) {
+    long long q = 0, kv = 0;
+    if (std::sscanf(heads, "%lld/%lld", &q, &kv) != 2 || q < 1 || kv < 1 || q % kv != 0) {
+      std::fprintf(stderr, "MINIVLLM_DECODE_BENCH_HEADS=%s: expected Q/KV, Q a multiple of KV\n",
+                   heads);
+      return 1;
+    }
+    num_heads = q;
+    num_kv_heads = kv;
+  }
   const double copy = copy_gbs();
 
   // One cache big enough for the largest batch; every configuration pages into it.
-  const std::int64_t row_elems = kKvHeads * kHeadDim;
+  const std::int64_t row_elems = num_kv_heads * kHeadDim;
   const std::int64_t max_tokens =  // the largest uniform batch
       *std::max_element(std::begin(kBatches), std::end(kBatches)) * kContexts[5];
   const std::size_t cache_bytes = static_cast<std::size_t>(max_tokens * row_elems) * 2;
@@ -142,7 +157,8 @@ int main() {
                           device_random(cache_bytes, false, rng)};
   void* fp8_caches[2] = {device_random(cache_bytes / 2, true, rng),
                          device_random(cache_bytes / 2, true, rng)};
-  float* scales = upload(std::vector<float>(static_cast<std::size_t>(max_tokens * kKvHeads), 1.0f));
+  float* scales =
+      upload(std::vector<float>(static_cast<std::size_t>(max_tokens * num_kv_heads), 1.0f));
 
   // MINIVLLM_DECODE_BENCH_ONLY="CACHE BLOCK_SIZE BATCH CONTEXT" (a table row's first four
   // columns, e.g. "fp8_e4m3 256 256 8192"): that case alone, for a profiler.
@@ -175,7 +191,7 @@ int main() {
                                                     std::int64_t{0});
         // Keys + values (+ their scales).
         const std::int64_t kv_bytes =
-            fp8 ? tokens * (row_elems + kKvHeads * 4) * 2 : tokens * row_elems * 2 * 2;
+            fp8 ? tokens * (row_elems + num_kv_heads * 4) * 2 : tokens * row_elems * 2 * 2;
         const std::int64_t copies = std::clamp<std::int64_t>(
             static_cast<std::int64_t>(kRotationBytes) / kv_bytes + 1, 1,
             num_blocks / (batch * blocks_per_seq));
@@ -185,7 +201,7 @@ int main() {
             physical.begin(), physical.begin() + copies * batch * blocks_per_seq);
         std::vector<std::int32_t> query_start(static_cast<std::size_t>(batch) + 1);
         std::iota(query_start.begin(), query_start.end(), 0);
-        std::vector<std::uint16_t> q(static_cast<std::size_t>(batch * kHeads * kHeadDim));
+        std::vector<std::uint16_t> q(static_cast<std::size_t>(batch * num_heads * kHeadDim));
         std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
         for (auto& x : q) x = minivllm::f32_to_bf16(dist(rng));
 
@@ -210,8 +226,8 @@ int main() {
         p.max_blocks_per_seq = blocks_per_seq;
         p.num_blocks = num_blocks;
         p.block_size = block_size;
-        p.num_heads = kHeads;
-        p.num_kv_heads = kKvHeads;
+        p.num_heads = num_heads;
+        p.num_kv_heads = num_kv_heads;
         p.head_dim = kHeadDim;
         p.scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
         p.out = d_out;
@@ -224,7 +240,7 @@ int main() {
         });
         check(cudaGetLastError(), "decode attention");
 
-        const std::int64_t partial_bytes = batch * kHeads * (kHeadDim + 2) * 4;
+        const std::int64_t partial_bytes = batch * num_heads * (kHeadDim + 2) * 4;
         const double gbs = static_cast<double>(kv_bytes) / (ms * 1e-3) / 1e9;
         results.push_back({fp8 ? "fp8_e4m3" : "bf16", block_size, batch, context,
                            std::max<std::int64_t>(1, static_cast<std::int64_t>(p.workspace_bytes) /
@@ -244,7 +260,7 @@ int main() {
 
   std::printf("decode attention, bf16 q, %lld heads / %lld KV heads / head_dim %lld, on %s; "
               "D2D copy %.0f GB/s (read + write)\n",
-              static_cast<long long>(kHeads), static_cast<long long>(kKvHeads),
+              static_cast<long long>(num_heads), static_cast<long long>(num_kv_heads),
               static_cast<long long>(kHeadDim), prop.name, copy);
   std::printf("| cache | block size | batch | context | splits | us | K/V GB/s | %% of copy |\n"
               "|---|---|---|---|---|---|---|---|\n");
@@ -254,7 +270,9 @@ int main() {
                 static_cast<long long>(r.context), static_cast<long long>(r.splits), r.us, r.gbs,
                 r.percent_of_copy);
   std::string json = "{\"device\":\"" + std::string(prop.name) +
-                     "\",\"q_dtype\":\"bf16\",\"heads\":16,\"kv_heads\":8,\"head_dim\":128," +
+                     "\",\"q_dtype\":\"bf16\",\"heads\":" + std::to_string(num_heads) +
+                     ",\"kv_heads\":" + std::to_string(num_kv_heads) +
+                     ",\"head_dim\":" + std::to_string(kHeadDim) + "," +
                      "\"copy_gbs\":" + std::to_string(copy) + ",\"results\":[";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];

@@ -1,17 +1,16 @@
-// Decode attention (kernels/cuda/paged_attention.cuh) on the GPU at hand: achieved GB/s of keys
-// and values read, against a device-to-device copy measured in the same run (bytes read +
-// written, as benchmarks/gpu_ceilings counts them). A bf16 cache, then an fp8_e4m3 one (codes and
-// a scale per token and head, all counted as bytes read); q and out bf16; Qwen3-0.6B's heads (16
-// query heads, 8 KV heads, head_dim 128; MINIVLLM_DECODE_BENCH_HEADS sets others), every sequence of a batch at the same context length,
-// then batches of mixed lengths (uniform in [kRaggedMin, kRaggedMax], as throughput-256.json's
-// decode steps have them; "context" 0 in the table; -1: the same lengths longest first, the order
-// in which the engine has the kernel take them; -2: small batches of long mixed lengths, uniform
-// in [kLongMin, kLongMax], longest first, in block tables as wide as a graph replay's), cache
-// blocks shuffled as a long-running engine leaves them. Each timed launch reads another copy of
-// the batch's blocks (at least 1 GiB between two reads of the same bytes) so the L2 cache holds
-// none.
-// Prints a table and one JSON line. MINIVLLM_DECODE_BENCH_ONLY runs one case (for a profiler:
-// scripts/gpu/run_decode_profile.sh).
+// Decode attention (kernels/cuda/paged_attention.cuh) on the GPU at hand: achieved GB/s of keys and
+// values read, against a device-to-device copy measured in the same run (bytes read + written, as
+// benchmarks/gpu_ceilings counts them). A bf16 cache, then an fp8_e4m3 one (codes and a scale per
+// token and head, all counted as bytes read); q and out bf16; Qwen3-0.6B's heads (16 query heads, 8
+// KV heads, head_dim 128; MINIVLLM_DECODE_BENCH_HEADS sets others), every sequence of a batch at
+// the same context length, then batches of mixed lengths (uniform in [kRaggedMin, kRaggedMax], as
+// throughput-256.json's decode steps have them; "context" 0 in the table; -1: the same lengths
+// longest first, the order in which the engine has the kernel take them; -2: small batches of long
+// mixed lengths, uniform in [kLongMin, kLongMax], longest first, in block tables as wide as a graph
+// replay's), cache blocks shuffled as a long-running engine leaves them. Each timed launch reads
+// another copy of the batch's blocks (at least 1 GiB between two reads of the same bytes) so the L2
+// cache holds none. Prints a table and one JSON line. MINIVLLM_DECODE_BENCH_ONLY runs one case (for
+// a profiler: scripts/gpu/run_decode_profile.sh).
 #include <algorithm>
 #include <bit>
 #include <cmath>

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Whether a change to a CUDA source leaves its machine code as it was: compiles FILE as committed
-# at REV and as it is in the work tree (sm_90a, as the build does), and compares every kernel's
-# code section byte for byte. A refactor that keeps them identical needs no GPU A/B; one that
-# does not, does. Run from the repository root after a build in build/ (for its generated
+# at REV and as it is in the work tree, each with its own kernels/ and base/ headers (sm_90a, as
+# the build does), and compares every kernel's code section byte for byte. A refactor that keeps
+# them identical needs no GPU A/B; one that does not, does. Run from the repository root after a build in build/ (for its generated
 # headers); needs binutils' readelf.
 #   scripts/same_kernel_code.sh kernels/cuda/decode_attention.cu [REV]   (REV default HEAD)
 set -euo pipefail
@@ -10,14 +10,14 @@ file=$1 rev=${2:-HEAD}
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-name=$(basename "$file")
+# The file and the headers it may include (kernels/, base/), as at REV and as in the work tree.
 mkdir "$tmp/before" "$tmp/after"
-git show "$rev:$file" > "$tmp/before/$name"
-cp "$file" "$tmp/after/$name"
+git archive "$rev" kernels base | tar -x -C "$tmp/before"
+tar -c kernels base | tar -x -C "$tmp/after"
 for side in before after; do
-  # -I of the file's folder first, so its relative includes resolve as in the tree.
-  "$nvcc" -I"$(dirname "$file")" -Ibase/include -I. -Ibuild -std=c++17 \
-    -gencode=arch=compute_90a,code=sm_90a -O2 -cubin -o "$tmp/$side.cubin" "$tmp/$side/$name"
+  "$nvcc" -I"$tmp/$side/$(dirname "$file")" -I"$tmp/$side/base/include" -I"$tmp/$side" -Ibuild \
+    -std=c++20 -gencode=arch=compute_90a,code=sm_90a -O2 -cubin -o "$tmp/$side.cubin" \
+    "$tmp/$side/$file"
 done
 python3 - "$tmp/before.cubin" "$tmp/after.cubin" <<'EOF'
 import re, subprocess, sys

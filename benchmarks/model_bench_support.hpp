@@ -80,7 +80,7 @@ inline std::vector<std::int32_t> decode_sizes_that_fit(const char* program,
       std::printf("%s: decode batch %d at context %d left out: its cache (%.1f GB) exceeds half "
                   "the free GPU memory (%.1f GB)\n",
                   program, seqs, context, static_cast<double>(seqs * per_seq) / 1e9,
-                  static_cast<double>(2 * budget) / 1e9);
+                  static_cast<double>(budget) / 1e9);
     }
   }
   return fit;

@@ -810,17 +810,12 @@ __global__ void __launch_bounds__(kMergeWarps * 32)
 
 // The plan of a launch with these params.
 DecodePlan make_plan(const PagedAttentionParams& p, int sm_count, std::size_t workspace_bytes) {
-  DecodeShape shape;
-  shape.q_dtype = p.dtype;
-  shape.kv_dtype = p.kv_dtype;
-  shape.num_seqs = p.num_seqs;
-  shape.num_heads = p.num_heads;
-  shape.num_kv_heads = p.num_kv_heads;
-  shape.head_dim = p.head_dim;
-  shape.block_size = p.block_size;
-  shape.max_blocks_per_seq = p.max_blocks_per_seq;
-  shape.total_context = p.total_context != nullptr;
-  return decode::make_plan(shape, sm_count, workspace_bytes);
+  return decode::make_plan(
+      {.q_dtype = p.dtype, .kv_dtype = p.kv_dtype, .num_seqs = p.num_seqs,
+       .num_heads = p.num_heads, .num_kv_heads = p.num_kv_heads, .head_dim = p.head_dim,
+       .block_size = p.block_size, .max_blocks_per_seq = p.max_blocks_per_seq,
+       .total_context = p.total_context != nullptr},
+      sm_count, workspace_bytes);
 }
 
 std::size_t workspace_bytes_of(const PagedAttentionParams& p, const DecodePlan& plan) {

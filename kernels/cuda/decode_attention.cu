@@ -593,28 +593,50 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     const std::int32_t start = warp_begin + j * step_stride;
     if (start < key_end) {
       Fp8Stage& stage = ring[warp][j % kStages];
-      // The slot of `key` in `block`, 0 where nothing is loaded.
-      const auto slot_of = [&](std::int32_t key, std::int32_t block, bool& load) {
-        const bool in_split = key < key_end;
-        const bool in_cache = block >= 0 && block < p.num_blocks;
-        bad |= in_split && !in_cache;
-        load = in_split && in_cache;
-        return load ? std::int64_t{block} * block_size + offset_in_block(key) : 0;
+      // Piece m's offset in the codes (0 where nothing is loaded), then the scale's slot.
+      std::int64_t offsets[kCopies], scale_slot = 0;
+      bool load[kCopies + 1];
+      const auto key_of = [&](int m) { return m < kCopies ? piece_key(m) : copy_key; };
+      const auto piece_at = [&](int m) {
+        return static_cast<std::int32_t>(piece_key(m) * row_stride) + 16 * piece_chunk(m);
       };
+      if (plan.block_aligned) {
+        // One block for the whole tile: one bounds check, one wide multiply.
+        const bool in_cache = blocks[0] >= 0 && blocks[0] < p.num_blocks;
+        bad |= !in_cache;
+        const std::int64_t first = std::int64_t{blocks[0]} * block_size + offset_in_block(start);
+#pragma unroll
+        for (int m = 0; m <= kCopies; ++m)
+          load[m] = in_cache && (m == kCopies || has_piece(m)) && start + key_of(m) < key_end;
+#pragma unroll
+        for (int m = 0; m < kCopies; ++m)
+          offsets[m] = load[m] ? first * row_stride + piece_at(m) : 0;
+        scale_slot = load[kCopies] ? first + copy_key : 0;
+      } else {
+#pragma unroll
+        for (int m = 0; m <= kCopies; ++m) {
+          const std::int32_t key = start + key_of(m);
+          const bool in_split = (m == kCopies || has_piece(m)) && key < key_end;
+          const bool in_cache = blocks[m] >= 0 && blocks[m] < p.num_blocks;
+          bad |= in_split && !in_cache;
+          load[m] = in_split && in_cache;
+          const std::int64_t slot =
+              load[m] ? std::int64_t{blocks[m]} * block_size + offset_in_block(key) : 0;
+          if (m < kCopies)
+            offsets[m] = slot * row_stride + 16 * piece_chunk(m);
+          else
+            scale_slot = slot;
+        }
+      }
 #pragma unroll
       for (int m = 0; m < kCopies; ++m) {
         if (!has_piece(m)) break;
-        const int key = piece_key(m), c = piece_chunk(m);
-        bool load = false;
-        const std::int64_t offset = slot_of(start + key, blocks[m], load) * row_stride + 16 * c;
-        const std::uint32_t at = swizzled(key, c);
-        cp_async_16(reinterpret_cast<char*>(stage.keys) + at, key_cache + offset, load);
-        cp_async_16(reinterpret_cast<char*>(stage.values) + at, value_cache + offset, load);
+        const std::uint32_t at = swizzled(piece_key(m), piece_chunk(m));
+        cp_async_16(reinterpret_cast<char*>(stage.keys) + at, key_cache + offsets[m], load[m]);
+        cp_async_16(reinterpret_cast<char*>(stage.values) + at, value_cache + offsets[m], load[m]);
       }
-      bool load = false;
-      const std::int64_t slot = slot_of(start + copy_key, blocks[kCopies], load);
       cp_async_small<4>(&stage.scales[lane / kTileKeys][copy_key],
-                        scales_of_lane + slot * p.num_kv_heads, load);
+                        scales_of_lane + scale_slot * p.num_kv_heads, load[kCopies]);
     }
     cp_async_commit();  // even when empty: the wait below counts groups
   };
@@ -668,6 +690,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
       exponent[e] = score[e] + static_cast<float>(value_log2);
     }
     float weight[4], alpha[2];
+    bool grew = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       float tile_max = fmaxf(exponent[h], exponent[h + 2]);
@@ -675,6 +698,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
       for (int offset = 4; offset < 32; offset *= 2)
         tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullWarp, tile_max, offset));
       const float new_max = fmaxf(row_max[h], tile_max);
+      grew |= new_max > row_max[h];
       const float base = new_max == -INFINITY ? 0.0f : new_max;  // no key yet: weights 0
       alpha[h] = exp2f(row_max[h] - base);
       weight[h] = exp2f(exponent[h] - base);
@@ -692,12 +716,16 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
                                          __shfl_sync(kFullWarp, weights_lo, from_odd), half);
     const std::uint32_t b1 = __byte_perm(__shfl_sync(kFullWarp, weights_hi, from_even),
                                          __shfl_sync(kFullWarp, weights_hi, from_odd), half);
+    // Past the first tiles a head's maximum seldom grows. Where it did not, alpha is exactly 1,
+    // or the head has no key yet and its output is still 0.
+    if (__any_sync(kFullWarp, grew)) {
 #pragma unroll
-    for (int c = 0; c < kLoopChunks; ++c) {
-      acc[c][0] *= alpha[0];
-      acc[c][1] *= alpha[1];
-      acc[c][2] *= alpha[0];
-      acc[c][3] *= alpha[1];
+      for (int c = 0; c < kLoopChunks; ++c) {
+        acc[c][0] *= alpha[0];
+        acc[c][1] *= alpha[1];
+        acc[c][2] *= alpha[0];
+        acc[c][3] *= alpha[1];
+      }
     }
 #pragma unroll
     for (int c = 0; c < kLoopChunks; c += 2) {

@@ -5,8 +5,9 @@
 // sequence: Q K^T for every head with cublasGemmStridedBatchedEx, a causal mask + softmax kernel,
 // P V likewise; it computes the full square, counted with the same causal FLOPs) and the cuBLAS
 // bf16 GEMM 8192^3 ceiling. FLOPs: 2 * 2 * heads * head_dim * sum(L^2) / 2. Also the largest
-// difference between the two outputs. CUDA events, warm-up, median. Prints a table and one JSON
-// line.
+// difference between the two outputs. Then the flash kernel again over an fp8_e4m3 cache of the
+// same shape (random codes, scales of 1): its time alone. CUDA events, warm-up, median. Prints a
+// table and one JSON line.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -73,7 +74,7 @@ std::vector<float> download_bf16(const std::uint16_t* d, std::size_t n) {
 struct Result {
   std::string name;
   std::int64_t tokens;
-  double flash_ms, flash_tflops, naive_ms, naive_tflops;
+  double flash_ms, flash_tflops, naive_ms, naive_tflops, fp8_flash_ms;
   double max_abs_diff;           // over the outputs where both are finite
   std::int64_t flash_non_finite;  // outputs of the kernel that are NaN or infinite
 };
@@ -132,6 +133,29 @@ Result run_case(const std::string& name, const std::vector<std::int64_t>& lens,
     check(cuda::launch_prefill_attention(p, nullptr), "launch_prefill_attention");
   });
 
+  // The same over an fp8 cache: random codes (no NaN code), every scale 1.
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<std::uint8_t> codes(cache_elems);
+  for (auto& c : codes) {
+    const int b = byte(rng);
+    c = static_cast<std::uint8_t>((b & 0x7F) == 0x7F ? b ^ 1 : b);
+  }
+  std::uint8_t* d_key_codes = upload(codes);
+  std::uint8_t* d_value_codes = upload(codes);
+  float* d_scales = upload(std::vector<float>(
+      static_cast<std::size_t>(blocks * kBlockSize * kKvHeads), 1.0f));
+  cuda::PagedAttentionParams p8 = p;
+  p8.kv_dtype = minivllm::DType::fp8_e4m3;
+  p8.key_cache = d_key_codes;
+  p8.value_cache = d_value_codes;
+  p8.key_scales = p8.value_scales = d_scales;
+  const float fp8_flash_ms = median_ms(kWarmup, kReps, [&] {
+    check(cuda::launch_prefill_attention(p8, nullptr), "launch_prefill_attention (fp8)");
+  });
+  cudaFree(d_key_codes);
+  cudaFree(d_value_codes);
+  cudaFree(d_scales);
+
   // Naive: scores of every head of one sequence at a time, [heads, L, L] bf16.
   DeviceBf16 scores(static_cast<std::size_t>(kHeads * max_len * max_len));
   const float one = 1.0f, zero = 0.0f;
@@ -181,7 +205,7 @@ Result run_case(const std::string& name, const std::vector<std::int64_t>& lens,
   cudaFree(d_context_lens);
   const double flops = 2.0 * 2.0 * kHeads * kHeadDim * sum_sq / 2.0;
   return {name, tokens, flash_ms, flops / (flash_ms * 1e-3) / 1e12, naive_ms,
-          flops / (naive_ms * 1e-3) / 1e12, max_diff, non_finite};
+          flops / (naive_ms * 1e-3) / 1e12, fp8_flash_ms, max_diff, non_finite};
 }
 
 double gemm_ceiling_tflops(cublasHandle_t handle, std::mt19937& rng) {
@@ -220,11 +244,12 @@ int main() {
               static_cast<long long>(kHeads), static_cast<long long>(kKvHeads),
               static_cast<long long>(kHeadDim), static_cast<long long>(kBlockSize));
   std::printf("| case | tokens | flash ms | flash TFLOP/s | naive ms | naive TFLOP/s | max |diff| "
-              "| non-finite |\n|---|---|---|---|---|---|---|---|\n");
+              "| non-finite | flash ms, fp8 cache |\n|---|---|---|---|---|---|---|---|---|\n");
   for (const Result& r : results)
-    std::printf("| %s | %lld | %.3f | %.1f | %.3f | %.1f | %.4f | %lld |\n", r.name.c_str(),
+    std::printf("| %s | %lld | %.3f | %.1f | %.3f | %.1f | %.4f | %lld | %.3f |\n", r.name.c_str(),
                 static_cast<long long>(r.tokens), r.flash_ms, r.flash_tflops, r.naive_ms,
-                r.naive_tflops, r.max_abs_diff, static_cast<long long>(r.flash_non_finite));
+                r.naive_tflops, r.max_abs_diff, static_cast<long long>(r.flash_non_finite),
+                r.fp8_flash_ms);
   std::printf("{\"device\":\"%s\",\"gemm_bf16_8192_tflops\":%.1f,\"heads\":%lld,\"kv_heads\":%lld,"
               "\"head_dim\":%lld,\"block_size\":%lld,\"cases\":[",
               prop.name, ceiling, static_cast<long long>(kHeads),
@@ -234,10 +259,10 @@ int main() {
     const Result& r = results[i];
     std::printf("%s{\"case\":\"%s\",\"tokens\":%lld,\"flash_ms\":%.4f,\"flash_tflops\":%.1f,"
                 "\"naive_ms\":%.4f,\"naive_tflops\":%.1f,\"max_abs_diff\":%.5f,"
-                "\"non_finite\":%lld}",
+                "\"non_finite\":%lld,\"fp8_flash_ms\":%.4f}",
                 i == 0 ? "" : ",", r.name.c_str(), static_cast<long long>(r.tokens), r.flash_ms,
                 r.flash_tflops, r.naive_ms, r.naive_tflops, r.max_abs_diff,
-                static_cast<long long>(r.flash_non_finite));
+                static_cast<long long>(r.flash_non_finite), r.fp8_flash_ms);
   }
   std::printf("]}\n");
   return 0;

@@ -2,8 +2,8 @@
 # Whether a change to a CUDA source leaves its machine code as it was: compiles FILE as committed
 # at REV and as it is in the work tree, each with its own kernels/ and base/ headers (sm_90a, as
 # the build does), and compares every kernel's code section byte for byte. A refactor that keeps
-# them identical needs no GPU A/B; one that does not, does. Run from the repository root after a build in build/ (for its generated
-# headers); needs binutils' readelf.
+# them identical needs no GPU A/B; one that does not, does. Run from the repository root after a
+# build in build/ (for its generated headers); needs binutils' readelf.
 #   scripts/same_kernel_code.sh kernels/cuda/decode_attention.cu [REV]   (REV default HEAD)
 set -euo pipefail
 file=$1 rev=${2:-HEAD}

@@ -156,8 +156,9 @@ int main() {
                           device_random(cache_bytes, false, rng)};
   void* fp8_caches[2] = {device_random(cache_bytes / 2, true, rng),
                          device_random(cache_bytes / 2, true, rng)};
-  float* scales =
-      upload(std::vector<float>(static_cast<std::size_t>(max_tokens * num_kv_heads), 1.0f));
+  // e8m0 scales of 1 (kernels/fp8_scales.hpp).
+  std::uint8_t* scales =
+      upload(std::vector<std::uint8_t>(static_cast<std::size_t>(max_tokens * num_kv_heads), 127));
 
   // MINIVLLM_DECODE_BENCH_ONLY="CACHE BLOCK_SIZE BATCH CONTEXT" (a table row's first four
   // columns, e.g. "fp8_e4m3 256 256 8192"): that case alone, for a profiler.
@@ -188,9 +189,9 @@ int main() {
             static_cast<std::int64_t>(long_mixed ? std::bit_ceil(blocks) : blocks);
         const std::int64_t tokens = std::accumulate(context_lens.begin(), context_lens.end(),
                                                     std::int64_t{0});
-        // Keys + values (+ their scales).
+        // Keys + values (+ their scales, a byte per token and head).
         const std::int64_t kv_bytes =
-            fp8 ? tokens * (row_elems + num_kv_heads * 4) * 2 : tokens * row_elems * 2 * 2;
+            fp8 ? tokens * (row_elems + num_kv_heads) * 2 : tokens * row_elems * 2 * 2;
         const std::int64_t copies = std::clamp<std::int64_t>(
             static_cast<std::int64_t>(kRotationBytes) / kv_bytes + 1, 1,
             num_blocks / (batch * blocks_per_seq));

@@ -6,7 +6,7 @@
 // P V likewise; it computes the full square, counted with the same causal FLOPs) and the cuBLAS
 // bf16 GEMM 8192^3 ceiling. FLOPs: 2 * 2 * heads * head_dim * sum(L^2) / 2. Also the largest
 // difference between the two outputs. Then the flash kernel again over an fp8_e4m3 cache of the
-// same shape (random codes, scales of 1): its time alone. CUDA events, warm-up, median. Prints a
+// same shape (random codes, e8m0 scales of 1): its time alone. CUDA events, warm-up, median. Prints a
 // table and one JSON line.
 #include <algorithm>
 #include <cmath>
@@ -142,8 +142,8 @@ Result run_case(const std::string& name, const std::vector<std::int64_t>& lens,
   }
   std::uint8_t* d_key_codes = upload(codes);
   std::uint8_t* d_value_codes = upload(codes);
-  float* d_scales = upload(std::vector<float>(
-      static_cast<std::size_t>(blocks * kBlockSize * kKvHeads), 1.0f));
+  std::uint8_t* d_scales = upload(std::vector<std::uint8_t>(  // e8m0: 1
+      static_cast<std::size_t>(blocks * kBlockSize * kKvHeads), 127));
   cuda::PagedAttentionParams p8 = p;
   p8.kv_dtype = minivllm::DType::fp8_e4m3;
   p8.key_cache = d_key_codes;

@@ -9,6 +9,7 @@
 #include "kernels/cpu/convert.hpp"
 #include "kernels/cpu/fp8.hpp"
 #include "kernels/cpu/parallel.hpp"
+#include "kernels/fp8_scales.hpp"
 
 namespace minivllm::cpu {
 
@@ -36,12 +37,13 @@ void check_ranges(const PagedAttentionArgs& a) {
 }
 
 // Head `kv_head` of slot `slot` as f32: in the cache itself, or dequantized into `buffer`.
-const float* cached_head(const void* cache, const float* scales, std::int64_t slot,
+const float* cached_head(const void* cache, const std::uint8_t* scales, std::int64_t slot,
                          std::int64_t kv_head, const PagedAttentionArgs& a, float* buffer) {
   const std::int64_t offset = (slot * a.num_kv_heads + kv_head) * a.head_dim;
   if (scales == nullptr) return static_cast<const float*>(cache) + offset;
   dequantize_e4m3_head(static_cast<const std::uint8_t*>(cache) + offset,
-                       scales[slot * a.num_kv_heads + kv_head], a.head_dim, buffer);
+                       scales[fp8_slot_scale_index(slot, kv_head, a.num_kv_heads, a.block_size)],
+                       a.head_dim, buffer);
   return buffer;
 }
 

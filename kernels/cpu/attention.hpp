@@ -10,11 +10,11 @@ namespace minivllm::cpu {
 struct PagedAttentionArgs {
   const float* q = nullptr;            // [num_tokens, num_heads, head_dim]
   // [num_blocks, block_size, num_kv_heads, head_dim]: f32 values, or e4m3 codes when the
-  // scales [num_blocks * block_size, num_kv_heads] are given (fp8.hpp).
+  // scales (e8m0 [num_blocks, num_kv_heads, block_size]: kernels/fp8_scales.hpp) are given.
   const void* key_cache = nullptr;
   const void* value_cache = nullptr;  // same layout
-  const float* key_scales = nullptr;
-  const float* value_scales = nullptr;
+  const std::uint8_t* key_scales = nullptr;
+  const std::uint8_t* value_scales = nullptr;
   const std::int32_t* block_tables = nullptr;  // [num_seqs, max_blocks_per_seq]
   const std::int32_t* query_start = nullptr;   // [num_seqs + 1]: the sequences' token ranges
   const std::int32_t* context_lens = nullptr;  // [num_seqs]: cached tokens incl. the new ones

@@ -5,6 +5,8 @@
 #include <bit>
 #include <cmath>
 
+#include "kernels/fp8_scales.hpp"
+
 namespace minivllm::cpu {
 
 std::uint8_t e4m3_from_float(float x) {
@@ -60,17 +62,19 @@ float e4m3_head_scale(float amax) {
   return std::ldexp(1.0f, k);
 }
 
-void quantize_e4m3_head(const float* x, std::int64_t n, std::uint8_t* codes, float* scale) {
+void quantize_e4m3_head(const float* x, std::int64_t n, std::uint8_t* codes, std::uint8_t* scale) {
   float amax = 0.0f;  // fmax skips NaN, as the GPU's fmaxf does; a NaN element codes as 0x7F
   for (std::int64_t i = 0; i < n; ++i) amax = std::fmax(amax, std::fabs(x[i]));
   const float s = e4m3_head_scale(amax);
   const float inverse = 1.0f / s;  // exact: a power of two
   for (std::int64_t i = 0; i < n; ++i) codes[i] = e4m3_from_float(x[i] * inverse);
-  *scale = s;
+  *scale = e8m0_from_scale(s);
 }
 
-void dequantize_e4m3_head(const std::uint8_t* codes, float scale, std::int64_t n, float* out) {
-  for (std::int64_t i = 0; i < n; ++i) out[i] = kDecoded[codes[i]] * scale;
+void dequantize_e4m3_head(const std::uint8_t* codes, std::uint8_t scale, std::int64_t n,
+                          float* out) {
+  const float s = e8m0_to_scale(scale);
+  for (std::int64_t i = 0; i < n; ++i) out[i] = kDecoded[codes[i]] * s;
 }
 
 }  // namespace minivllm::cpu

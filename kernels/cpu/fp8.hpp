@@ -20,10 +20,12 @@ float e4m3_to_float(std::uint8_t code);
 // amax 0; 2^127 for inf or NaN).
 float e4m3_head_scale(float amax);
 
-// One head of n values to codes and its scale: scale = e4m3_head_scale(max |x|), code i =
-// e4m3_from_float(x[i] / scale) (the division is exact: a power of two).
-void quantize_e4m3_head(const float* x, std::int64_t n, std::uint8_t* codes, float* scale);
+// One head of n values to codes and its scale: scale = e4m3_head_scale(max |x|), stored as e8m0
+// (kernels/fp8_scales.hpp), code i = e4m3_from_float(x[i] / scale) (the division is exact: a power
+// of two).
+void quantize_e4m3_head(const float* x, std::int64_t n, std::uint8_t* codes, std::uint8_t* scale);
 // The head back: out[i] = e4m3_to_float(codes[i]) * scale (exact).
-void dequantize_e4m3_head(const std::uint8_t* codes, float scale, std::int64_t n, float* out);
+void dequantize_e4m3_head(const std::uint8_t* codes, std::uint8_t scale, std::int64_t n,
+                          float* out);
 
 }  // namespace minivllm::cpu

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/cpu/fp8.hpp"
+#include "kernels/fp8_scales.hpp"
 
 namespace minivllm::cpu {
 
@@ -20,7 +21,7 @@ void write_row(const float* x, std::int64_t slot, std::int64_t num_kv_heads,
   auto* codes = static_cast<std::uint8_t*>(cache.data) + slot * width;
   for (std::int64_t h = 0; h < num_kv_heads; ++h)
     quantize_e4m3_head(x + h * head_dim, head_dim, codes + h * head_dim,
-                       cache.scales + slot * num_kv_heads + h);
+                       cache.scales + fp8_slot_scale_index(slot, h, num_kv_heads, cache.block_size));
 }
 
 }  // namespace

@@ -1,15 +1,16 @@
 #pragma once
 // Writing new keys and values into a paged cache. A cache is [num_slots, num_kv_heads, head_dim]
 // rows, one slot per token (num_slots = num_blocks * block_size): f32 values, or e4m3 codes with
-// a scale per slot and head (fp8.hpp; runtime/include/minivllm/kv_cache.hpp has the layout).
+// a scale per slot and head (fp8.hpp; the scales' layout: kernels/fp8_scales.hpp).
 #include <cstdint>
 
 namespace minivllm::cpu {
 
 // One layer's keys or values.
 struct CacheRows {
-  void* data = nullptr;      // f32 values, or e4m3 codes when `scales` is set
-  float* scales = nullptr;   // fp8: [num_slots, num_kv_heads]; null: an f32 cache
+  void* data = nullptr;            // f32 values, or e4m3 codes when `scales` is set
+  std::uint8_t* scales = nullptr;  // fp8: e8m0 [num_blocks, num_kv_heads, block_size]; null: f32
+  std::int64_t block_size = 1;     // the cache's, for the scales' layout
 };
 
 // Row t of k and v [num_tokens, num_kv_heads * head_dim] goes to cache slot slot_mapping[t]

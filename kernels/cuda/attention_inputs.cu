@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 #include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/detail/device_facts.cuh"
@@ -94,7 +95,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, 6)
     const std::int64_t cache_offset = (slot * kv_heads + kv_head) * 2 * half_packets;
     // The head's values (already rotated for a k head) into an fp8 cache.
     const auto store_fp8 = [&](const float (&x)[kChunks][kElems], const float (&y)[kChunks][kElems],
-                               void* cache, float* scales) {
+                               void* cache, std::uint8_t* scales) {
       float amax = 0.0f;
 #pragma unroll
       for (int c = 0; c < kChunks; ++c)
@@ -110,7 +111,14 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, 6)
         detail::store_e4m3<kElems>(codes + packet * kElems, x[c], inverse);
         detail::store_e4m3<kElems>(codes + (half_packets + packet) * kElems, y[c], inverse);
       }
-      if (rank == 0) scales[slot * kv_heads + kv_head] = scale;
+      if (rank == 0) {
+        // 32-bit: the host checks num_slots.
+        const auto block_size = static_cast<std::uint32_t>(p.block_size);
+        const std::uint32_t block = static_cast<std::uint32_t>(slot) / block_size;
+        const std::uint32_t offset = static_cast<std::uint32_t>(slot) - block * block_size;
+        scales[fp8_scale_index(block, offset, kv_head, kv_heads, p.block_size)] =
+            e8m0_from_scale(scale);
+      }
     };
     if (kFp8 && head >= heads + kv_heads) {  // a v head, quantized
       float x[kChunks][kElems] = {}, y[kChunks][kElems] = {};
@@ -233,7 +241,9 @@ cudaError_t launch_attention_inputs(const AttentionInputsParams& p, cudaStream_t
     return cudaErrorInvalidValue;
   const bool fp8 = p.kv_dtype == DType::fp8_e4m3;
   if (!fp8 && p.kv_dtype != p.dtype) return cudaErrorInvalidValue;
-  if (fp8 && p.num_kv_heads > 0 && (p.key_scales == nullptr || p.value_scales == nullptr))
+  if (fp8 && p.num_kv_heads > 0 &&
+      (p.key_scales == nullptr || p.value_scales == nullptr || p.block_size < 1 ||
+       p.num_slots > std::numeric_limits<std::int32_t>::max()))
     return cudaErrorInvalidValue;
   return detail::dispatch_element_type(p.dtype, [&](auto type) {
     using T = typename decltype(type)::type;

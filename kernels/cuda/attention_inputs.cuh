@@ -12,11 +12,12 @@ namespace minivllm::cuda {
 struct AttentionInputsParams {
   DType dtype = DType::bf16;  // of qkv, q and the norm weights (bf16 or f32)
   // Of the caches: dtype, or fp8_e4m3 (codes, with a scale per slot and KV head in key_scales /
-  // value_scales [num_slots, num_kv_heads]: runtime/include/minivllm/kv_cache.hpp), quantized
-  // from the fp32 results as kernels/cpu/fp8.hpp does, bit for bit.
+  // value_scales, e8m0 [num_blocks, num_kv_heads, block_size]: kernels/fp8_scales.hpp),
+  // quantized from the fp32 results as kernels/cpu/fp8.hpp does, bit for bit.
   DType kv_dtype = DType::bf16;
-  float* key_scales = nullptr;
-  float* value_scales = nullptr;
+  std::uint8_t* key_scales = nullptr;
+  std::uint8_t* value_scales = nullptr;
+  std::int64_t block_size = 1;  // the caches', for the scales' layout
   // [num_tokens, num_heads + 2 * num_kv_heads, head_dim]: a token's q heads, k heads, v heads.
   const void* qkv = nullptr;
   void* q = nullptr;  // out [num_tokens, num_heads, head_dim]

@@ -19,6 +19,7 @@
 // core MMAs on codes converted to f16, in place of the per-lane arithmetic.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -469,12 +470,13 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 // + 1 (ldmatrix.trans gives a lane 2 consecutive codes of 2 keys).
 //
 // One warp's stage of the fp8 ring: a tile's key and value rows (16-byte chunk c of key k at
-// swizzled(k, c)) and their scales.
-struct Fp8Stage {
+// swizzled(k, c)) and their e8m0 scales.
+struct alignas(128) Fp8Stage {
   uint4 keys[kTileKeys][8];
   uint4 values[kTileKeys][8];
-  float scales[2][kTileKeys];  // [0]: the keys', [1]: the values'
+  std::uint8_t scales[2][kTileKeys];  // [0]: the keys', [1]: the values'
 };
+static_assert(offsetof(Fp8Stage, scales) % 16 == 0, "a tile's scales are one 16-byte copy");
 
 // Two floats as f16 bits, lo in the low half.
 __device__ __forceinline__ std::uint32_t pack_half2(float lo, float hi) {
@@ -497,8 +499,9 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   const int chunks = kChunks > 0 ? kChunks : head_dim / 16;
 
   // A tile's rows are copied row after row (lane + 32m is key (lane + 32m) / chunks, chunk
-  // (lane + 32m) % chunks: an instruction reads whole rows), and lane l copies key l % 16's key
-  // (l < 16) or value scale.
+  // (lane + 32m) % chunks: an instruction reads whole rows). The scales: in a block-aligned plan
+  // lane 0 copies the tile's 16 key scales and lane 16 its value scales (consecutive bytes);
+  // otherwise lane l reads key l % 16's key (l < 16) or value scale.
   constexpr int kCopies = (kLoopChunks + 1) / 2;  // pieces of each operand a lane copies
   const int copy_key = lane % kTileKeys;
   const auto piece_key = [&](int m) { return (lane + 32 * m) / chunks; };
@@ -582,7 +585,11 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
       static_cast<const std::uint8_t*>(p.key_cache) + unit.kv_head * head_dim;
   const std::uint8_t* value_cache =
       static_cast<const std::uint8_t*>(p.value_cache) + unit.kv_head * head_dim;
-  const float* scales_of_lane = (lane < kTileKeys ? p.key_scales : p.value_scales) + unit.kv_head;
+  const std::uint8_t* scales_of_lane = lane < kTileKeys ? p.key_scales : p.value_scales;
+  // The scale of the token at `offset` in cache block b: b * scale_block_stride + scale_head +
+  // offset (kernels/fp8_scales.hpp).
+  const std::int64_t scale_block_stride = fp8_scale_index(1, 0, 0, p.num_kv_heads, block_size);
+  const std::int64_t scale_head = fp8_scale_index(0, 0, unit.kv_head, p.num_kv_heads, block_size);
   const std::int64_t row_stride = p.num_kv_heads * p.head_dim;
   const int num_steps =
       key_end > warp_begin ? (key_end - warp_begin + step_stride - 1) / step_stride : 0;
@@ -593,40 +600,52 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     const std::int32_t start = warp_begin + j * step_stride;
     if (start < key_end) {
       Fp8Stage& stage = ring[warp][j % kStages];
-      // Piece m's offset in the codes (0 where nothing is loaded), then the scale's slot.
-      std::int64_t offsets[kCopies], scale_slot = 0;
-      bool load[kCopies + 1];
-      const auto key_of = [&](int m) { return m < kCopies ? piece_key(m) : copy_key; };
-      const auto piece_at = [&](int m) {
-        return static_cast<std::int32_t>(piece_key(m) * row_stride) + 16 * piece_chunk(m);
+      std::uint8_t* stage_scales = stage.scales[lane / kTileKeys];
+      const auto scale_at = [&](std::int32_t block, std::int32_t offset) {
+        return block * scale_block_stride + scale_head + offset;
       };
+      std::int64_t offsets[kCopies];  // of piece m in the codes, 0 where nothing is loaded
+      bool load[kCopies];
       if (plan.block_aligned) {
         // One block for the whole tile: one bounds check, one wide multiply.
         const bool in_cache = blocks[0] >= 0 && blocks[0] < p.num_blocks;
         bad |= !in_cache;
         const std::int64_t first = std::int64_t{blocks[0]} * block_size + offset_in_block(start);
 #pragma unroll
-        for (int m = 0; m <= kCopies; ++m)
-          load[m] = in_cache && (m == kCopies || has_piece(m)) && start + key_of(m) < key_end;
-#pragma unroll
-        for (int m = 0; m < kCopies; ++m)
-          offsets[m] = load[m] ? first * row_stride + piece_at(m) : 0;
-        scale_slot = load[kCopies] ? first + copy_key : 0;
-      } else {
-#pragma unroll
-        for (int m = 0; m <= kCopies; ++m) {
-          const std::int32_t key = start + key_of(m);
-          const bool in_split = (m == kCopies || has_piece(m)) && key < key_end;
-          const bool in_cache = blocks[m] >= 0 && blocks[m] < p.num_blocks;
-          bad |= in_split && !in_cache;
-          load[m] = in_split && in_cache;
-          const std::int64_t slot =
-              load[m] ? std::int64_t{blocks[m]} * block_size + offset_in_block(key) : 0;
-          if (m < kCopies)
-            offsets[m] = slot * row_stride + 16 * piece_chunk(m);
-          else
-            scale_slot = slot;
+        for (int m = 0; m < kCopies; ++m) {
+          load[m] = in_cache && has_piece(m) && start + piece_key(m) < key_end;
+          // A lane's piece within the tile: a 32-bit constant.
+          const auto piece =
+              static_cast<std::int32_t>(piece_key(m) * row_stride) + 16 * piece_chunk(m);
+          offsets[m] = load[m] ? first * row_stride + piece : 0;
         }
+        // The tile's scales, past the split's end too (inside the block; their keys are masked).
+        if (copy_key == 0)
+          cp_async_16(stage_scales,
+                      scales_of_lane + (in_cache ? scale_at(blocks[0], offset_in_block(start)) : 0),
+                      in_cache);
+      } else {
+        // Each key's own block (block sizes that are not a multiple of 16: rare). The scales are
+        // read byte by byte, at once.
+        const auto slot_of = [&](std::int32_t key, std::int32_t block, bool& loaded) {
+          const bool in_split = key < key_end;
+          const bool in_cache = block >= 0 && block < p.num_blocks;
+          bad |= in_split && !in_cache;
+          loaded = in_split && in_cache;
+          return loaded ? std::int64_t{block} * block_size + offset_in_block(key) : 0;
+        };
+#pragma unroll
+        for (int m = 0; m < kCopies; ++m) {
+          load[m] = false;
+          offsets[m] = has_piece(m) ? slot_of(start + piece_key(m), blocks[m], load[m]) *
+                                              row_stride + 16 * piece_chunk(m)
+                                    : 0;
+        }
+        bool loaded = false;
+        const std::int32_t key = start + copy_key;
+        slot_of(key, blocks[kCopies], loaded);
+        stage_scales[copy_key] =
+            loaded ? scales_of_lane[scale_at(blocks[kCopies], offset_in_block(key))] : 0;
       }
 #pragma unroll
       for (int m = 0; m < kCopies; ++m) {
@@ -635,8 +654,6 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
         cp_async_16(reinterpret_cast<char*>(stage.keys) + at, key_cache + offsets[m], load[m]);
         cp_async_16(reinterpret_cast<char*>(stage.values) + at, value_cache + offsets[m], load[m]);
       }
-      cp_async_small<4>(&stage.scales[lane / kTileKeys][copy_key],
-                        scales_of_lane + scale_slot * p.num_kv_heads, load[kCopies]);
     }
     cp_async_commit();  // even when empty: the wait below counts groups
   };
@@ -684,9 +701,9 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     for (int e = 0; e < 4; ++e) {
       const int key = g + 8 * (e / 2);
       const bool live = start + key < key_end && 2 * t + e % 2 < rows;
-      score[e] = live ? score[e] * stage.scales[0][key] * score_scale : -INFINITY;
-      // A value scale is a power of two: its exponent bits are its log2.
-      const int value_log2 = (__float_as_int(stage.scales[1][key]) >> 23) - 127;
+      score[e] = live ? score[e] * e8m0_to_scale(stage.scales[0][key]) * score_scale : -INFINITY;
+      // A value scale is a power of two: e8m0 is its log2 + 127.
+      const int value_log2 = static_cast<int>(stage.scales[1][key]) - 127;
       exponent[e] = score[e] + static_cast<float>(value_log2);
     }
     float weight[4], alpha[2];
@@ -889,9 +906,11 @@ std::size_t decode_attention_workspace_bytes(const PagedAttentionParams& p) {
 cudaError_t launch_decode_attention(const PagedAttentionParams& p, cudaStream_t stream) {
   if (const cudaError_t err = check_attention_params(p); err != cudaSuccess) return err;
   if (p.num_seqs == 0) return cudaSuccess;
-  // Values and the workspace are read 16 bytes at a time too.
+  // Values, the workspace and an fp8 tile's scales are read 16 bytes at a time too.
   if (reinterpret_cast<std::uintptr_t>(p.value_cache) % 16 != 0 ||
-      reinterpret_cast<std::uintptr_t>(p.workspace) % 16 != 0)
+      reinterpret_cast<std::uintptr_t>(p.workspace) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(p.key_scales) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(p.value_scales) % 16 != 0)
     return cudaErrorInvalidValue;
   int sm_count = 0;
   if (const cudaError_t err = current_sm_count(sm_count); err != cudaSuccess) return err;

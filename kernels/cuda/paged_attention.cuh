@@ -17,12 +17,12 @@ namespace minivllm::cuda {
 struct PagedAttentionParams {
   DType dtype = DType::bf16;            // of q and out (bf16 or f32)
   // Of the caches: dtype, or fp8_e4m3 with bf16 q and out (e4m3 codes; a scale per slot and KV
-  // head in key_scales / value_scales [num_blocks * block_size, num_kv_heads]:
-  // runtime/include/minivllm/kv_cache.hpp). Decode converts the codes in registers and applies
-  // the scales to the scores and probabilities; prefill takes the flash kernel only.
+  // head in key_scales / value_scales, e8m0 [num_blocks, num_kv_heads, block_size]:
+  // kernels/fp8_scales.hpp). Decode converts the codes in registers and applies the scales to
+  // the scores and probabilities; prefill takes the flash kernel only.
   DType kv_dtype = DType::bf16;
-  const float* key_scales = nullptr;
-  const float* value_scales = nullptr;
+  const std::uint8_t* key_scales = nullptr;
+  const std::uint8_t* value_scales = nullptr;
   const void* q = nullptr;              // [num_tokens, num_heads, head_dim]
   const void* key_cache = nullptr;      // [num_blocks, block_size, num_kv_heads, head_dim]
   const void* value_cache = nullptr;    // same layout

@@ -54,7 +54,8 @@ cpu::CacheRows require_cache(const Tensor& cache, const std::string& op) {
               cache.rank() == 4,
           op, "KV cache must be a 4-d f32 or fp8_e4m3 tensor, is " +
                   std::string(dtype_name(cache.dtype())) + " " + shape_string(cache.shape()));
-  return {cache.data(), cache.dtype() == DType::fp8_e4m3 ? kv_cache_scales(cache) : nullptr};
+  return {cache.data(), cache.dtype() == DType::fp8_e4m3 ? kv_cache_scales(cache) : nullptr,
+          cache.dim(1)};
 }
 
 }  // namespace

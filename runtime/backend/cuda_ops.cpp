@@ -46,7 +46,7 @@ void require_device(const Tensor& t, DType dtype, std::size_t rank, const std::s
 // fp8_e4m3 (with bf16 compute): its dtype and, for fp8, its scales (kv_cache.hpp).
 struct DeviceCache {
   DType dtype;
-  float* scales;
+  std::uint8_t* scales;
 };
 DeviceCache require_cache(const Tensor& cache, DType compute, const std::string& op,
                           const char* name) {
@@ -368,6 +368,7 @@ Tensor CudaOps::attention_inputs(const Tensor& qkv, const Tensor& q_norm, const 
   p.kv_dtype = keys.dtype;
   p.key_scales = keys.scales;
   p.value_scales = values.scales;
+  p.block_size = key_cache.dim(1);
   p.qkv = qkv.data();
   p.q = q.data();
   p.key_cache = key_cache.data();

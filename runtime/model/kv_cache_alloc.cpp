@@ -20,7 +20,7 @@ KvCacheView allocate_kv_cache(Ops& ops, const KvCacheSpec& spec, std::int64_t nu
     const std::int64_t num_slots = num_blocks * block_size;
     const std::int64_t bytes =
         kv_cache_scales_offset(num_slots, spec.num_kv_heads, spec.head_dim) +
-        num_slots * spec.num_kv_heads * static_cast<std::int64_t>(sizeof(float));
+        num_slots * spec.num_kv_heads;  // a byte of scale per token and head
     return ops.zeros({bytes}, DType::fp8_e4m3).view(DType::fp8_e4m3, shape);
   };
   for (std::int64_t l = 0; l < spec.num_layers; ++l) {
@@ -31,10 +31,10 @@ KvCacheView allocate_kv_cache(Ops& ops, const KvCacheSpec& spec, std::int64_t nu
 }
 
 std::int64_t kv_cache_bytes_per_block(const KvCacheSpec& spec, std::int64_t block_size, DType dtype) {
-  // fp8: a float scale per token and head beside the codes (kv_cache.hpp).
+  // fp8: a byte of scale per token and head beside the codes (kv_cache.hpp).
   const std::int64_t token_head_bytes =
       spec.head_dim * static_cast<std::int64_t>(dtype_size(dtype)) +
-      (dtype == DType::fp8_e4m3 ? static_cast<std::int64_t>(sizeof(float)) : 0);
+      (dtype == DType::fp8_e4m3 ? 1 : 0);
   return 2 * spec.num_layers * spec.num_kv_heads * block_size * token_head_bytes;
 }
 

@@ -100,19 +100,22 @@ __device__ __forceinline__ void load_q(const PagedAttentionParams& p, const Bloc
 struct KvSource {
   const unsigned char* key;    // the cache offset to the KV head: + slot * row_bytes is a key row
   const unsigned char* value;  // likewise
-  const float* key_scales;     // fp8: offset to the KV head, + slot * scale_stride; else null
-  const float* value_scales;
+  const std::uint8_t* key_scales;  // fp8: the cache's (kernels/fp8_scales.hpp); else null
+  const std::uint8_t* value_scales;
   const std::int32_t* block_table;
   std::int64_t row_bytes;
-  std::int64_t scale_stride;
+  // fp8: the scale of the token at `offset` in cache block b is at
+  // b * scale_block_stride + scale_head + offset (kernels/fp8_scales.hpp).
+  std::int64_t scale_block_stride, scale_head;
   std::int64_t num_blocks;
   std::int32_t block_size;
   std::int32_t num_keys;  // keys [0, num_keys) exist; later rows of a tile are zero-filled
 };
 
-// Calls piece(i, row, slot, ok) for the thread's rows of keys [n0, n0 + L::kKeys): row
-// first + i * kRowsPerPass of the tile, at cache slot `slot`; !ok (slot 0) past num_keys or where
-// the block table entry is outside the cache, which also sets `bad`.
+// Calls piece(i, row, slot, ok, block, offset) for the thread's rows of keys [n0, n0 + L::kKeys):
+// row first + i * kRowsPerPass of the tile, at cache slot `slot` (offset `offset` in cache block
+// `block`); !ok (slot 0) past num_keys or where the block table entry is outside the cache, which
+// also sets `bad`.
 template <int D, class Piece>
 __device__ __forceinline__ void for_tile_rows(const KvSource& kv, std::int32_t n0, bool& bad,
                                               Piece&& piece) {
@@ -137,7 +140,7 @@ __device__ __forceinline__ void for_tile_rows(const KvSource& kv, std::int32_t n
       bad |= !ok;
       if (ok) slot = std::int64_t{entry} * kv.block_size + offset;
     }
-    piece(i, first + i * kStep, slot, ok);
+    piece(i, first + i * kStep, slot, ok, entry, offset);
     offset += kStep;
     if (offset >= kv.block_size) {
       if (kv.block_size >= kStep) {
@@ -157,7 +160,8 @@ __device__ __forceinline__ void load_kv_tile(const KvSource& kv, std::int32_t n0
                                              unsigned char* stage, bool& bad) {
   using L = Layout<D>;
   const int chunk = threadIdx.x % L::kChunks;
-  for_tile_rows<D>(kv, n0, bad, [&](int, int row, std::int64_t slot, bool ok) {
+  for_tile_rows<D>(kv, n0, bad, [&](int, int row, std::int64_t slot, bool ok, std::int32_t,
+                                    std::int32_t) {
     const std::int64_t src = slot * kv.row_bytes + chunk * 16;
     const std::uint32_t dst = L::template offset<L::kKeys>(row, chunk);
     cp_async_16(stage + dst, kv.key + src, ok);
@@ -166,24 +170,28 @@ __device__ __forceinline__ void load_kv_tile(const KvSource& kv, std::int32_t n0
 }
 
 // A thread's pieces of an fp8 K/V tile in registers: per row, 8 codes of the key and of the value
-// and their scales (zeros where nothing is loaded).
+// and their e8m0 scales (zeros where nothing is loaded). The scales stay bytes until the pieces
+// are converted: converting them here would wait for the loads, which are meant to arrive while
+// the previous tile is attended.
 template <int D>
 struct Fp8Pieces {
   static constexpr int kCount = Layout<D>::kKeys / Layout<D>::kRowsPerPass;
   uint2 key[kCount], value[kCount];
-  float key_scale[kCount], value_scale[kCount];
+  std::uint32_t key_scale[kCount], value_scale[kCount];
 };
 
 template <int D>
 __device__ __forceinline__ void load_fp8_tile(const KvSource& kv, std::int32_t n0,
                                               Fp8Pieces<D>& pieces, bool& bad) {
   const int chunk = threadIdx.x % Layout<D>::kChunks;
-  for_tile_rows<D>(kv, n0, bad, [&](int i, int, std::int64_t slot, bool ok) {
+  for_tile_rows<D>(kv, n0, bad, [&](int i, int, std::int64_t slot, bool ok, std::int32_t block,
+                                    std::int32_t offset) {
     const std::int64_t src = slot * kv.row_bytes + chunk * 8;
     pieces.key[i] = ok ? *reinterpret_cast<const uint2*>(kv.key + src) : uint2{0, 0};
     pieces.value[i] = ok ? *reinterpret_cast<const uint2*>(kv.value + src) : uint2{0, 0};
-    pieces.key_scale[i] = ok ? kv.key_scales[slot * kv.scale_stride] : 0.0f;
-    pieces.value_scale[i] = ok ? kv.value_scales[slot * kv.scale_stride] : 0.0f;
+    const std::int64_t at = ok ? block * kv.scale_block_stride + kv.scale_head + offset : 0;
+    pieces.key_scale[i] = ok ? kv.key_scales[at] : 0;
+    pieces.value_scale[i] = ok ? kv.value_scales[at] : 0;
   });
 }
 
@@ -209,9 +217,13 @@ __device__ __forceinline__ void store_fp8_tile(const Fp8Pieces<D>& pieces, unsig
 #pragma unroll
   for (int i = 0; i < Fp8Pieces<D>::kCount; ++i) {
     const std::uint32_t dst = L::template offset<L::kKeys>(first + i * L::kRowsPerPass, chunk);
-    *reinterpret_cast<uint4*>(stage + dst) = dequantize_piece(pieces.key[i], pieces.key_scale[i]);
+    const auto scale = [](std::uint32_t e8m0) {
+      return e8m0_to_scale(static_cast<std::uint8_t>(e8m0));
+    };
+    *reinterpret_cast<uint4*>(stage + dst) =
+        dequantize_piece(pieces.key[i], scale(pieces.key_scale[i]));
     *reinterpret_cast<uint4*>(stage + L::kTileBytes + dst) =
-        dequantize_piece(pieces.value[i], pieces.value_scale[i]);
+        dequantize_piece(pieces.value[i], scale(pieces.value_scale[i]));
   }
 }
 
@@ -467,11 +479,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   KvSource kv;
   kv.key = static_cast<const unsigned char*>(p.key_cache) + kv_head * D * kKvBytes;
   kv.value = static_cast<const unsigned char*>(p.value_cache) + kv_head * D * kKvBytes;
-  kv.key_scales = kFp8 ? p.key_scales + kv_head : nullptr;
-  kv.value_scales = kFp8 ? p.value_scales + kv_head : nullptr;
+  kv.key_scales = kFp8 ? p.key_scales : nullptr;
+  kv.value_scales = kFp8 ? p.value_scales : nullptr;
   kv.block_table = p.block_tables + seq * p.max_blocks_per_seq;
   kv.row_bytes = p.num_kv_heads * D * kKvBytes;
-  kv.scale_stride = p.num_kv_heads;
+  kv.scale_block_stride = fp8_scale_index(1, 0, 0, p.num_kv_heads, p.block_size);
+  kv.scale_head = fp8_scale_index(0, 0, kv_head, p.num_kv_heads, p.block_size);
   kv.num_blocks = p.num_blocks;
   kv.block_size = static_cast<std::int32_t>(p.block_size);
   kv.num_keys = first_pos + b.tokens;  // up to the block's last token

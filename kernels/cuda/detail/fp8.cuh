@@ -8,6 +8,8 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include "kernels/fp8_scales.hpp"
+
 namespace minivllm::cuda::detail {
 
 // e4m3_head_scale of kernels/cpu/fp8.hpp: 2^k, the smallest k with amax / 2^k <= 448, k in

@@ -5,13 +5,15 @@
 // through a Batch's block tables and slot mapping.
 //
 // A cache of dtype fp8_e4m3 (cache.kv_cache_dtype = "fp8_e4m3") stores each token's head as
-// head_dim e4m3 codes and one f32 scale: value = decode(code) * scale. The scale is the power of
-// two 2^k with the smallest k for which the head's largest |x| divided by it is at most 448
-// (e4m3's largest finite value), so it depends on that token's head alone (never on how a batch
-// was cut) and dividing by it is exact. Codes are rounded to nearest even and saturate at +-448
-// (kernels/cpu/fp8.hpp). The scales sit in the same allocation as the codes, after them:
-// kv_cache_scales_offset bytes from the tensor's data, a float per slot and KV head
-// ([num_slots, num_kv_heads]); the tensor's nbytes() counts the codes only.
+// head_dim e4m3 codes and one scale: value = decode(code) * scale. The scale is the power of two
+// 2^k with the smallest k for which the head's largest |x| divided by it is at most 448 (e4m3's
+// largest finite value), k in [-126, 127], so it depends on that token's head alone (never on how
+// a batch was cut) and dividing by it is exact. Codes are rounded to nearest even and saturate at
+// +-448 (kernels/cpu/fp8.hpp). A scale is one byte, its float exponent k + 127 (e8m0, the OCP MX
+// scale format). The scales sit in the same allocation as the codes, after them:
+// kv_cache_scales_offset bytes from the tensor's data, [num_blocks, num_kv_heads, block_size], so
+// a head's scales of one block's tokens are consecutive bytes; the tensor's nbytes() counts the
+// codes only.
 #include <cstdint>
 #include <vector>
 
@@ -33,10 +35,9 @@ constexpr std::int64_t kv_cache_scales_offset(std::int64_t num_slots, std::int64
   return (num_slots * num_kv_heads * head_dim + 255) / 256 * 256;
 }
 // The scales of an fp8_e4m3 cache tensor [num_blocks, block_size, num_kv_heads, head_dim].
-inline float* kv_cache_scales(const Tensor& cache) {
-  return reinterpret_cast<float*>(
-      static_cast<unsigned char*>(cache.data()) +
-      kv_cache_scales_offset(cache.dim(0) * cache.dim(1), cache.dim(2), cache.dim(3)));
+inline std::uint8_t* kv_cache_scales(const Tensor& cache) {
+  return static_cast<std::uint8_t*>(cache.data()) +
+         kv_cache_scales_offset(cache.dim(0) * cache.dim(1), cache.dim(2), cache.dim(3));
 }
 
 struct KvCacheView {

@@ -20,6 +20,7 @@
 #include "kernels/cpu/linear.hpp"
 #include "kernels/cpu/norm.hpp"
 #include "kernels/cpu/rope.hpp"
+#include "kernels/fp8_scales.hpp"
 
 namespace minivllm::cpu {
 namespace {
@@ -196,10 +197,12 @@ void check_paged_attention(std::int64_t head_dim, std::int64_t block_size, bool 
   std::vector<float> key_cache(num_slots * kv_width, NAN);
   std::vector<float> value_cache(key_cache.size(), NAN);
   std::vector<std::uint8_t> key_codes(key_cache.size(), 0x7F), value_codes(key_cache.size(), 0x7F);
-  std::vector<float> key_scales(num_slots * kv_heads, NAN), value_scales(key_scales.size(), NAN);
-  const CacheRows key_rows = fp8 ? CacheRows{key_codes.data(), key_scales.data()}
+  // Never-written scales are 0xFF (a NaN's exponent): a read of one shows.
+  std::vector<std::uint8_t> key_scales(num_slots * kv_heads, 0xFF);
+  std::vector<std::uint8_t> value_scales(key_scales.size(), 0xFF);
+  const CacheRows key_rows = fp8 ? CacheRows{key_codes.data(), key_scales.data(), block_size}
                                  : CacheRows{key_cache.data()};
-  const CacheRows value_rows = fp8 ? CacheRows{value_codes.data(), value_scales.data()}
+  const CacheRows value_rows = fp8 ? CacheRows{value_codes.data(), value_scales.data(), block_size}
                                    : CacheRows{value_cache.data()};
   std::vector<std::vector<float>> keys(2), values(2);  // contiguous [position, kv_width]
   for (int s = 0; s < 2; ++s) {
@@ -214,9 +217,10 @@ void check_paged_attention(std::int64_t head_dim, std::int64_t block_size, bool 
       for (std::int64_t p = 0; p < context_lens[s]; ++p)
         for (std::int64_t h = 0; h < kv_heads; ++h) {
           const std::int64_t at = slots[p] * kv_width + h * head_dim;
-          dequantize_e4m3_head(&key_codes[at], key_scales[slots[p] * kv_heads + h], head_dim,
+          const std::int64_t scale_at = fp8_slot_scale_index(slots[p], h, kv_heads, block_size);
+          dequantize_e4m3_head(&key_codes[at], key_scales[scale_at], head_dim,
                                &keys[s][p * kv_width + h * head_dim]);
-          dequantize_e4m3_head(&value_codes[at], value_scales[slots[p] * kv_heads + h], head_dim,
+          dequantize_e4m3_head(&value_codes[at], value_scales[scale_at], head_dim,
                                &values[s][p * kv_width + h * head_dim]);
         }
   }

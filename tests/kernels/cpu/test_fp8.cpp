@@ -1,5 +1,6 @@
 // The e4m3 format of the fp8 KV cache against its definition: every code, rounding to nearest even
 // at every midpoint, saturation, NaN, and the power-of-two head scales.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -8,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/cpu/fp8.hpp"
+#include "kernels/fp8_scales.hpp"
 
 namespace minivllm::cpu {
 namespace {
@@ -70,15 +72,40 @@ TEST(Fp8, HeadScaleIsTheSmallestPowerOfTwoThatBringsTheMaximumWithin448) {
   }
 }
 
+TEST(Fp8, ScalesAreTheirExponentByte) {
+  for (int k = -126; k <= 127; ++k) {
+    const float scale = std::ldexp(1.0f, k);
+    EXPECT_EQ(e8m0_from_scale(scale), k + 127) << k;
+    EXPECT_EQ(e8m0_to_scale(e8m0_from_scale(scale)), scale) << k;
+  }
+  EXPECT_EQ(e8m0_from_scale(e4m3_head_scale(INFINITY)), 254);
+  EXPECT_EQ(e8m0_from_scale(e4m3_head_scale(1e-38f)), 1);
+}
+
+TEST(Fp8, AHeadsScalesOfOneBlockAreConsecutiveBytes) {
+  // [num_blocks, num_kv_heads, block_size]: 2 heads, blocks of 16.
+  EXPECT_EQ(fp8_slot_scale_index(0, 0, 2, 16), 0);
+  EXPECT_EQ(fp8_slot_scale_index(15, 0, 2, 16), 15);
+  EXPECT_EQ(fp8_slot_scale_index(0, 1, 2, 16), 16);
+  EXPECT_EQ(fp8_slot_scale_index(16, 0, 2, 16), 32);
+  EXPECT_EQ(fp8_slot_scale_index(17, 1, 2, 16), 49);
+  // Every (slot, head) of a 3-block cache has its own byte.
+  std::vector<int> seen(3 * 2 * 5, 0);
+  for (std::int64_t slot = 0; slot < 15; ++slot)
+    for (std::int64_t h = 0; h < 2; ++h) ++seen[fp8_slot_scale_index(slot, h, 2, 5)];
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 30);
+}
+
 TEST(Fp8, QuantizedHeadsRoundTripWithinHalfAStepOfTheirScale) {
   std::vector<float> x(128);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * i) * 3.0f;
   std::vector<std::uint8_t> codes(x.size());
-  float scale = 0;
-  quantize_e4m3_head(x.data(), 128, codes.data(), &scale);
-  EXPECT_EQ(scale, 0x1p-7f);  // max |x| ~ 3: 3 / 2^-7 = 384
+  std::uint8_t scale_e8m0 = 0;
+  quantize_e4m3_head(x.data(), 128, codes.data(), &scale_e8m0);
+  EXPECT_EQ(scale_e8m0, 127 - 7);  // max |x| ~ 3: 3 / 2^-7 = 384
+  const float scale = e8m0_to_scale(scale_e8m0);
   std::vector<float> back(x.size());
-  dequantize_e4m3_head(codes.data(), scale, 128, back.data());
+  dequantize_e4m3_head(codes.data(), scale_e8m0, 128, back.data());
   for (std::size_t i = 0; i < x.size(); ++i) {
     EXPECT_EQ(codes[i], e4m3_from_float(x[i] / scale));
     // 3 mantissa bits: relative error at most 2^-4 for normals, 2^-10 scale for subnormals.

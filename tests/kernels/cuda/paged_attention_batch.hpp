@@ -18,6 +18,7 @@
 #include "kernels/cpu/attention.hpp"
 #include "kernels/cpu/fp8.hpp"
 #include "kernels/cuda/paged_attention.cuh"
+#include "kernels/fp8_scales.hpp"
 
 namespace minivllm::test {
 
@@ -38,7 +39,7 @@ struct PagedBatch {
   std::vector<std::int32_t> block_tables, query_start, context_lens;
   // An fp8 cache (quantize_cache): codes and a scale per slot and KV head; empty otherwise.
   std::vector<std::uint8_t> key_codes, value_codes;
-  std::vector<float> key_scales, value_scales;
+  std::vector<std::uint8_t> key_scales, value_scales;  // e8m0 (kernels/fp8_scales.hpp)
 
   bool fp8() const { return !key_codes.empty(); }
 
@@ -121,15 +122,19 @@ inline void quantize_cache(PagedBatch& b) {
   b.key_scales.resize(heads);
   b.value_scales.resize(heads);
   std::vector<float> head(head_dim);
+  const std::int64_t kv_heads = b.heads.kv_heads;
   for (std::size_t h = 0; h < heads; ++h) {
     const int exponent = static_cast<int>(h % 5) - 2;
+    const auto slot = static_cast<std::int64_t>(h) / kv_heads;
+    const std::int64_t scale_at =
+        fp8_slot_scale_index(slot, static_cast<std::int64_t>(h) % kv_heads, kv_heads, b.block_size);
     for (auto [cache, codes, scales] :
          {std::tuple{&b.key_cache, &b.key_codes, &b.key_scales},
           std::tuple{&b.value_cache, &b.value_codes, &b.value_scales}}) {
       for (std::size_t d = 0; d < head_dim; ++d)
         head[d] = std::ldexp((*cache)[h * head_dim + d], exponent);
       cpu::quantize_e4m3_head(head.data(), static_cast<std::int64_t>(head_dim),
-                              codes->data() + h * head_dim, scales->data() + h);
+                              codes->data() + h * head_dim, scales->data() + scale_at);
     }
   }
 }
@@ -157,8 +162,8 @@ struct DevicePagedBatch {
     p.dtype = dtype;
     p.kv_dtype = b.fp8() ? DType::fp8_e4m3 : dtype;
     if (b.fp8()) {
-      p.key_scales = key_scales.as<float>();
-      p.value_scales = value_scales.as<float>();
+      p.key_scales = key_scales.as<std::uint8_t>();
+      p.value_scales = value_scales.as<std::uint8_t>();
     }
     p.q = q.get();
     p.key_cache = key_cache.get();

@@ -19,6 +19,7 @@
 #include "kernels/cpu/fp8.hpp"
 #include "kernels/cuda/attention_inputs.cuh"
 #include "kernels/cuda/rotary_angles.cuh"
+#include "kernels/fp8_scales.hpp"
 
 namespace minivllm {
 namespace {
@@ -217,7 +218,9 @@ TEST_F(AttentionInputsKernel, WritesFp8CacheAsTheCpu) {
       for (DType dtype : test::kElementTypes) {
         SCOPED_TRACE(std::string(m.name) + " " + std::string(dtype_name(dtype)) + " tokens " +
                      std::to_string(tokens));
-        const std::int64_t num_slots = tokens + 3;
+        // Blocks of 16: the scales' layout is per block and head (kernels/fp8_scales.hpp).
+        const std::int64_t block_size = 16;
+        const std::int64_t num_slots = (tokens + 3 + block_size - 1) / block_size * block_size;
         std::vector<std::int32_t> positions(static_cast<std::size_t>(tokens));
         for (auto& p : positions) p = static_cast<std::int32_t>(random_int(0, 40959));
         for (std::size_t t = 0; t < positions.size(); t += 3) positions[t] = 0;
@@ -238,7 +241,7 @@ TEST_F(AttentionInputsKernel, WritesFp8CacheAsTheCpu) {
         DeviceBuffer d_q(static_cast<std::size_t>(tokens * q_width) * dtype_size(dtype));
         DeviceBuffer d_norm = test::upload(norm, dtype);
         DeviceBuffer d_keys(codes_size), d_values(codes_size);
-        DeviceBuffer d_key_scales(scales_size * 4), d_value_scales(scales_size * 4);
+        DeviceBuffer d_key_scales(scales_size), d_value_scales(scales_size);
         for (const DeviceBuffer* b : {&d_keys, &d_values, &d_key_scales, &d_value_scales})
           ASSERT_CUDA(cudaMemset(b->get(), kPoison, b->bytes()));
         DeviceBuffer d_positions = test::upload_raw(positions), d_slots = test::upload_raw(slots);
@@ -250,28 +253,29 @@ TEST_F(AttentionInputsKernel, WritesFp8CacheAsTheCpu) {
         params.q = d_q.get();
         params.key_cache = d_keys.get();
         params.value_cache = d_values.get();
-        params.key_scales = d_key_scales.as<float>();
-        params.value_scales = d_value_scales.as<float>();
+        params.key_scales = d_key_scales.as<std::uint8_t>();
+        params.value_scales = d_value_scales.as<std::uint8_t>();
+        params.block_size = block_size;
         ASSERT_CUDA(cuda::launch_attention_inputs(params, nullptr));
         ASSERT_CUDA(cudaStreamSynchronize(nullptr));
 
         std::vector<float> q(static_cast<std::size_t>(tokens * q_width));
         // The slots no token writes keep the same poison on both sides.
         std::vector<std::uint8_t> keys(codes_size, kPoison), values(codes_size, kPoison);
-        std::vector<float> key_scales(scales_size), value_scales(scales_size);
-        std::memset(key_scales.data(), kPoison, scales_size * 4);
-        std::memset(value_scales.data(), kPoison, scales_size * 4);
+        std::vector<std::uint8_t> key_scales(scales_size, kPoison);
+        std::vector<std::uint8_t> value_scales(scales_size, kPoison);
         cpu::AttentionInputs args =
             cpu_args(m, tokens, num_slots, qkv, positions, slots, inv_freq, norm, norm);
         args.q = q.data();
-        args.key_cache = {keys.data(), key_scales.data()};
-        args.value_cache = {values.data(), value_scales.data()};
+        args.key_cache = {keys.data(), key_scales.data(), block_size};
+        args.value_cache = {values.data(), value_scales.data(), block_size};
         cpu::attention_inputs(args);
 
         const auto got_values = test::download_raw<std::uint8_t>(d_values, codes_size);
         const auto got_keys = test::download_raw<std::uint8_t>(d_keys, codes_size);
-        const auto got_value_scales = test::download_raw<float>(d_value_scales, scales_size);
-        const auto got_key_scales = test::download_raw<float>(d_key_scales, scales_size);
+        const auto got_value_scales =
+            test::download_raw<std::uint8_t>(d_value_scales, scales_size);
+        const auto got_key_scales = test::download_raw<std::uint8_t>(d_key_scales, scales_size);
         EXPECT_EQ(got_values, values) << "value codes";
         EXPECT_EQ(got_value_scales, value_scales) << "value scales";
         std::int64_t exact_heads = 0;
@@ -280,7 +284,9 @@ TEST_F(AttentionInputsKernel, WritesFp8CacheAsTheCpu) {
             const std::int64_t head = slots[t] * m.kv_heads + h;
             const bool exact = positions[t] == 0 && !m.qk_norm;
             exact_heads += exact;
-            const float got_scale = got_key_scales[head], want_scale = key_scales[head];
+            const std::int64_t scale_at = fp8_slot_scale_index(slots[t], h, m.kv_heads, block_size);
+            const float got_scale = e8m0_to_scale(got_key_scales[scale_at]);
+            const float want_scale = e8m0_to_scale(key_scales[scale_at]);
             // A head whose largest |k| sits at a power-of-two scale's boundary may take the next
             // scale on one side: the same values then have other codes.
             const bool same_scale = got_scale == want_scale;

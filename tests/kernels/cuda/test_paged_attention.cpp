@@ -274,7 +274,7 @@ TEST_F(PagedAttentionKernel, RejectsUnsupportedShapes) {
   rejects("bf16 q with an f32 cache");
   p.kv_dtype = DType::fp8_e4m3;
   rejects("an fp8 cache without scales");
-  p.key_scales = p.value_scales = buf.as<float>();
+  p.key_scales = p.value_scales = buf.as<std::uint8_t>();
   p.dtype = DType::f32;
   rejects("f32 q with an fp8 cache");
   p.dtype = DType::bf16;

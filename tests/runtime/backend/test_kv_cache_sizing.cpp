@@ -19,16 +19,16 @@ TEST(KvCacheSizing, BytesPerBlockCountKeysAndValuesOfEveryLayer) {
   EXPECT_EQ(kv_cache_bytes_per_block(kSpec, 16, DType::f32), 2 * 28 * 8 * 128 * 16 * 4);
 }
 
-// fp8_e4m3: a code per element and a float scale per token and KV head (kv_cache.hpp), so the
-// same memory holds 2 x 128 / 132 = 1.94 times the bf16 cache's blocks at head_dim 128.
+// fp8_e4m3: a code per element and a byte of scale per token and KV head (kv_cache.hpp), so the
+// same memory holds 2 x 128 / 129 = 1.98 times the bf16 cache's blocks at head_dim 128.
 TEST(KvCacheSizing, Fp8BlocksCountTheirScalesAndFitNearlyTwiceTheBf16Blocks) {
-  EXPECT_EQ(kv_cache_bytes_per_block(kSpec, 256, DType::fp8_e4m3), 2 * 28 * 8 * (128 + 4) * 256);
+  EXPECT_EQ(kv_cache_bytes_per_block(kSpec, 256, DType::fp8_e4m3), 2 * 28 * 8 * (128 + 1) * 256);
   const std::int64_t bf16 =
       kv_cache_blocks_for_memory(kSpec, 16, DType::bf16, 80000 * MiB, 0.9, 1000 * MiB, 4096);
   const std::int64_t fp8 =
       kv_cache_blocks_for_memory(kSpec, 16, DType::fp8_e4m3, 80000 * MiB, 0.9, 1000 * MiB, 4096);
-  EXPECT_EQ(fp8, (71000 * MiB) / (2 * 28 * 8 * 132 * 16));
-  EXPECT_NEAR(static_cast<double>(fp8) / static_cast<double>(bf16), 2.0 * 128 / 132, 1e-3);
+  EXPECT_EQ(fp8, (71000 * MiB) / (2 * 28 * 8 * 129 * 16));
+  EXPECT_NEAR(static_cast<double>(fp8) / static_cast<double>(bf16), 2.0 * 128 / 129, 1e-3);
 }
 
 TEST(KvCacheSizing, BlocksAreTheUtilizedFreeMemoryLessTheReserve) {

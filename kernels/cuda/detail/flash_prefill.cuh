@@ -105,8 +105,9 @@ struct KvSource {
   const std::int32_t* block_table;
   std::int64_t row_bytes;
   // fp8: the scale of the token at `offset` in cache block b is at
-  // b * scale_block_stride + scale_head + offset (kernels/fp8_scales.hpp).
-  std::int64_t scale_block_stride, scale_head;
+  // b * scale_block_stride + scale_head + offset (kernels/fp8_scales.hpp); 32-bit, since the
+  // kernel's time is sensitive to integer work per row (flash_prefill_supported checks the range).
+  std::int32_t scale_block_stride, scale_head;
   std::int64_t num_blocks;
   std::int32_t block_size;
   std::int32_t num_keys;  // keys [0, num_keys) exist; later rows of a tile are zero-filled
@@ -189,7 +190,7 @@ __device__ __forceinline__ void load_fp8_tile(const KvSource& kv, std::int32_t n
     const std::int64_t src = slot * kv.row_bytes + chunk * 8;
     pieces.key[i] = ok ? *reinterpret_cast<const uint2*>(kv.key + src) : uint2{0, 0};
     pieces.value[i] = ok ? *reinterpret_cast<const uint2*>(kv.value + src) : uint2{0, 0};
-    const std::int64_t at = ok ? block * kv.scale_block_stride + kv.scale_head + offset : 0;
+    const std::int32_t at = ok ? block * kv.scale_block_stride + kv.scale_head + offset : 0;
     pieces.key_scale[i] = ok ? kv.key_scales[at] : 0;
     pieces.value_scale[i] = ok ? kv.value_scales[at] : 0;
   });
@@ -483,8 +484,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   kv.value_scales = kFp8 ? p.value_scales : nullptr;
   kv.block_table = p.block_tables + seq * p.max_blocks_per_seq;
   kv.row_bytes = p.num_kv_heads * D * kKvBytes;
-  kv.scale_block_stride = fp8_scale_index(1, 0, 0, p.num_kv_heads, p.block_size);
-  kv.scale_head = fp8_scale_index(0, 0, kv_head, p.num_kv_heads, p.block_size);
+  kv.scale_block_stride =
+      static_cast<std::int32_t>(fp8_scale_index(1, 0, 0, p.num_kv_heads, p.block_size));
+  kv.scale_head =
+      static_cast<std::int32_t>(fp8_scale_index(0, 0, kv_head, p.num_kv_heads, p.block_size));
   kv.num_blocks = p.num_blocks;
   kv.block_size = static_cast<std::int32_t>(p.block_size);
   kv.num_keys = first_pos + b.tokens;  // up to the block's last token
@@ -595,7 +598,9 @@ inline bool flash_prefill_supported(const PagedAttentionParams& p) {
          (p.head_dim == 64 || p.head_dim == 128) && p.scale > 0.0f &&
          p.num_seqs <= kMaxGridYZ && aligned(p.q) && aligned(p.key_cache) &&
          aligned(p.value_cache) && aligned(p.out) &&
-         (p.max_query_len + kRows / 4 - 1) / (kRows / 4) <= kMaxGridYZ;
+         (p.max_query_len + kRows / 4 - 1) / (kRows / 4) <= kMaxGridYZ &&
+         (p.kv_dtype != DType::fp8_e4m3 ||  // an fp8 scale's index is 32-bit
+          fp8_scale_index(p.num_blocks, 0, 0, p.num_kv_heads, p.block_size) <= INT32_MAX);
 }
 
 // A launch's blocks before key splits: (head blocks, query tiles, sequences).

@@ -144,6 +144,19 @@ TEST_F(PrefillAttentionKernel, Fp8CacheMatchesReference) {
           kBf16WeightsTolerance, /*fp8=*/true);
 }
 
+// An fp8 scale's index is 32-bit in the flash kernel: a cache past that range is refused, not read
+// at a wrapped index.
+TEST_F(PrefillAttentionKernel, Fp8CacheWhoseScalesPass32BitsIsRefused) {
+  PagedBatch b = test::make_paged_batch(kFastHeads[0], 16, {{40, 40}}, DType::bf16, rng());
+  test::quantize_cache(b);
+  const test::DevicePagedBatch d(b, DType::bf16);
+  cuda::PagedAttentionParams p = d.params(b, DType::bf16);
+  ASSERT_EQ(cuda::launch_prefill_attention(p, nullptr), cudaSuccess);
+  p.num_blocks = (std::int64_t{1} << 31) / (p.num_kv_heads * p.block_size) + 1;
+  EXPECT_EQ(cuda::launch_prefill_attention(p, nullptr), cudaErrorNotSupported);
+  EXPECT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
+}
+
 // Key splits (launches of at most two waves of blocks: the flash kernel halves the keys of query
 // tiles with 4+ key tiles across two blocks and merges them): prompts of 1-2k tokens alone, a
 // chunk after a long prefix, two sequences, an fp8 cache; each asks for a workspace (so splits

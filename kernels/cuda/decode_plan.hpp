@@ -95,10 +95,11 @@ inline DecodePlan make_plan(const DecodeShape& p, int sm_count, std::size_t work
       2 * p.head_dim * static_cast<std::int64_t>(dtype_size(p.q_dtype));
   const std::int64_t min_split_keys = ceil_div(kMinSplitBytes, split_bytes);
   const std::int64_t partial_bytes = p.num_seqs * p.num_heads * (p.head_dim + 2) * 4;
+  const std::int64_t workspace_splits =
+      static_cast<std::int64_t>(workspace_bytes / std::max<std::int64_t>(partial_bytes, 1));
   std::int64_t splits = units >= slots / 2 ? 1 : slots / std::max<std::int64_t>(units, 1);
   splits = std::min({splits, ceil_div(max_context, min_split_keys), std::int64_t{kMaxSplits},
-                     static_cast<std::int64_t>(workspace_bytes / std::max<std::int64_t>(
-                                                                      partial_bytes, 1))});
+                     workspace_splits});
   splits = std::max<std::int64_t>(splits, 1);
   // One split each in at most one wave: the longest sequence sets the kernel's time. Splits
   // whose length follows the step's total context (balance) halve that in a batch of uneven
@@ -107,13 +108,25 @@ inline DecodePlan make_plan(const DecodeShape& p, int sm_count, std::size_t work
   // blocks up to twice the longest context: there every sequence would keep one split. So above
   // 2 x kBalancedMinKeys they may be four, at least a quarter of the capacity and the lesser of
   // half of it and kBalancedMinKeys.
-  const std::int64_t workspace_splits =
-      static_cast<std::int64_t>(workspace_bytes / std::max<std::int64_t>(partial_bytes, 1));
   if (splits == 1 && units <= slots && p.total_context &&
       max_context >= 2 * min_split_keys && workspace_splits >= 2) {
     splits = max_context > 2 * kBalancedMinKeys ? std::min<std::int64_t>(4, workspace_splits) : 2;
     plan.balanced = true;
     plan.slots = slots;
+  }
+  // An fp8 batch under half a wave takes up to twice its splits, each at least kBalancedMinKeys
+  // long and balanced on the total context. A block streams an fp8 cache's keys at about the rate
+  // it streams bf16 ones, so half the bytes: a launch that leaves slots empty needs more blocks
+  // to keep HBM busy. Long-context batches of 8-32 rows read at 65-85 % of copy instead of
+  // 53-78 % (H100, 2026-12-06); short contexts keep their splits (max_context / kBalancedMinKeys).
+  if (p.kv_dtype == DType::fp8_e4m3 && splits > 1 && units < slots / 2 && p.total_context) {
+    const std::int64_t wide = std::min({2 * splits, max_context / kBalancedMinKeys,
+                                        std::int64_t{kMaxSplits}, workspace_splits});
+    if (wide > splits) {
+      splits = wide;
+      plan.balanced = true;
+      plan.slots = slots;
+    }
   }
   plan.keys_per_split = ceil_div(ceil_div(max_context, splits), round) * round;
   if (plan.balanced && splits > 2) {  // the wide plan's floor

@@ -107,6 +107,37 @@ TEST(DecodePlan, AnFp8CacheSplitsAsBf16Does) {
   EXPECT_EQ(plan.keys_per_split, 128);
 }
 
+TEST(DecodePlan, AnFp8BatchUnderHalfAWaveTakesTwiceTheSplits) {
+  // The long workload's tail: 16 sequences in a graph's table of 64 blocks of 256 (16,384 keys).
+  // bf16: 128 blocks want 4 splits of 4,096 keys; fp8: 8 balanced ones of 2,048.
+  DecodeShape tail = qwen3(16, 256, 64);
+  const DecodePlan bf16 = make_plan(tail, kSms, SIZE_MAX);
+  EXPECT_EQ(bf16.num_splits, 4);
+  EXPECT_FALSE(bf16.balanced);
+  tail.kv_dtype = DType::fp8_e4m3;
+  const DecodePlan fp8 = make_plan(tail, kSms, SIZE_MAX);
+  EXPECT_EQ(fp8.num_splits, 8);
+  EXPECT_EQ(fp8.keys_per_split, 2048);
+  EXPECT_TRUE(fp8.balanced);
+  EXPECT_EQ(fp8.slots, kSms * kCtasPerSm);
+  // Splits stay at least kBalancedMinKeys: 8 sequences double to 16 of 1,024 keys ...
+  DecodeShape eight = qwen3(8, 256, 64);
+  eight.kv_dtype = DType::fp8_e4m3;
+  EXPECT_EQ(make_plan(eight, kSms, SIZE_MAX).num_splits, 16);
+  EXPECT_EQ(make_plan(eight, kSms, SIZE_MAX).keys_per_split, kBalancedMinKeys);
+  // ... and 8 sequences of a 1k table keep their 8 splits of 128 keys, as bf16's.
+  DecodeShape short_eight = qwen3(8, 256, 4);
+  short_eight.kv_dtype = DType::fp8_e4m3;
+  const DecodePlan short_plan = make_plan(short_eight, kSms, SIZE_MAX);
+  EXPECT_EQ(short_plan.num_splits, 8);
+  EXPECT_FALSE(short_plan.balanced);
+  // Without the step's total context, or with a workspace of 4 splits, fp8 keeps bf16's plan.
+  DecodeShape unknown = qwen3(16, 256, 64, false);
+  unknown.kv_dtype = DType::fp8_e4m3;
+  EXPECT_EQ(make_plan(unknown, kSms, SIZE_MAX).num_splits, 4);
+  EXPECT_EQ(make_plan(tail, kSms, workspace_for(tail, 4)).num_splits, 4);
+}
+
 TEST(DecodePlan, StepsFollowTheHeadAndTheBlocks) {
   // bf16, head_dim 128: 16 lanes a key, two keys a pass, four passes a step.
   const DecodePlan bf16 = make_plan(qwen3(256, 16, 8), kSms, SIZE_MAX);

@@ -306,6 +306,23 @@ TEST_F(PagedAttentionKernel, Fp8CacheMatchesReference) {
                            test::tolerance(DType::bf16),
                            std::string("decode kernel with ") + workspace_name(workspace));
 
+      // A long-context batch under half a wave with its total context given: an fp8 cache's
+      // doubled, balanced splits (kernels/cuda/decode_plan.hpp), and each workspace.
+      if (bs == 256) {
+        std::vector<Sequence> tail;
+        for (int i = 0; i < 16; ++i) tail.push_back({random_len(2048, 8704), 1});
+        PagedBatch t = make_batch(heads, bs, tail, DType::bf16);
+        test::quantize_cache(t);
+        SCOPED_TRACE("fp8 long tail " + test::describe(t, DType::bf16));
+        const auto want_tail = run_cpu(t);
+        std::vector<std::int32_t> order(tail.size());
+        std::iota(order.begin(), order.end(), 0);
+        for (Workspace workspace : {Workspace::wanted, Workspace::half, Workspace::none})
+          test::expect_close(run_gpu(Kernel::decode, t, DType::bf16, workspace, order), want_tail,
+                             test::tolerance(DType::bf16),
+                             std::string("decode kernel with ") + workspace_name(workspace));
+      }
+
       PagedBatch b = make_batch(heads, bs, prefills, DType::bf16);
       test::quantize_cache(b);
       SCOPED_TRACE("fp8 " + test::describe(b, DType::bf16));

@@ -32,6 +32,11 @@ const AttentionHeads kFastHeads[] = {{"Qwen3-0.6B", 16, 8, 128},
                                      {"group of 2, 64", 4, 2, 64}};
 const AttentionHeads kGenericHeads[] = {{"tiny qwen3", 4, 2, 32}, {"tiny llama", 4, 2, 16}};
 constexpr std::int64_t kBlockSizes[] = {1, 16, 64, 256};
+// The flash kernel rounds the softmax weights to bf16 for P V (as test_paged_attention says):
+// with a few keys whose values cancel, that alone moves an output by up to ~2^-8 of the values'
+// spread, past the plain bf16 tolerance in 2 of 31 runs of the ragged batch (H100, 2026-12-06:
+// 1 of 2.6 million elements at 1.03 %).
+constexpr float kFlashTolerance = 2e-2f;
 // Long prompts' tolerance (LongPromptsMatchReference says why).
 constexpr float kBf16WeightsTolerance = 5e-2f;
 
@@ -101,7 +106,8 @@ class PrefillAttentionKernel : public test::CudaKernelTest {
 TEST_F(PrefillAttentionKernel, FastPathMatchesReference) {
   for (const AttentionHeads& heads : kFastHeads)
     for (std::int64_t bs : kBlockSizes)
-      check(heads, bs, ragged_batch(static_cast<std::int32_t>(bs)), DType::bf16);
+      check(heads, bs, ragged_batch(static_cast<std::int32_t>(bs)), DType::bf16,
+            kFlashTolerance);
 }
 
 TEST_F(PrefillAttentionKernel, GenericPathMatchesReference) {
@@ -132,13 +138,12 @@ TEST_F(PrefillAttentionKernel, LongPromptsMatchReference) {
 
 // An fp8 cache on every fast shape and block size, the ragged batch and long prompts, against the
 // reference reading the same codes and scales. The kernel converts codes to bf16 exactly (4
-// significant bits) and applies each token's scales once; the tolerances are the fp8 decode
-// test's for prefill (twice bf16's) and the long prompts' above.
+// significant bits) and applies each token's scales once; the tolerances are the bf16 ones.
 TEST_F(PrefillAttentionKernel, Fp8CacheMatchesReference) {
   for (const AttentionHeads& heads : kFastHeads)
     for (std::int64_t bs : {1, 7, 16, 64, 256})
       check(heads, bs, ragged_batch(static_cast<std::int32_t>(bs)), DType::bf16,
-            2 * test::tolerance(DType::bf16), /*fp8=*/true);
+            kFlashTolerance, /*fp8=*/true);
   for (const AttentionHeads& heads : {kFastHeads[0], kFastHeads[1]})
     check(heads, 16, {{2048, 2048}, {1536 + 700, 700}, {random_len(1, 900), 1}}, DType::bf16,
           kBf16WeightsTolerance, /*fp8=*/true);
@@ -208,7 +213,8 @@ TEST_F(PrefillAttentionKernel, KeySplitsMatchReference) {
 // A bad block table entry turns the rows whose keys reach it NaN (here the whole prompt: one
 // query tile), never reads outside the cache, and leaves the other sequences right.
 TEST_F(PrefillAttentionKernel, BlockOutsideCacheGivesNan) {
-  for (const AttentionHeads& heads : {kFastHeads[0], kGenericHeads[0]}) {
+  for (const bool flash : {true, false}) {
+    const AttentionHeads& heads = flash ? kFastHeads[0] : kGenericHeads[0];
     for (DType dtype : test::kElementTypes) {
       PagedBatch b = test::make_paged_batch(heads, 16, {{40, 40}, {70, 50}}, dtype, rng());
       SCOPED_TRACE(test::describe(b, dtype));
@@ -221,7 +227,8 @@ TEST_F(PrefillAttentionKernel, BlockOutsideCacheGivesNan) {
       EXPECT_EQ(nans, rows / 2) << "sequence 0's tokens past its bad block";
       test::expect_close(std::vector<float>(got.begin() + rows, got.end()),
                          std::vector<float>(want.begin() + rows, want.end()),
-                         test::tolerance(dtype), "the other sequence");
+                         flash && dtype == DType::bf16 ? kFlashTolerance : test::tolerance(dtype),
+                         "the other sequence");
     }
   }
 }

@@ -29,13 +29,15 @@ MINIVLLM_HOST_DEVICE inline std::int64_t fp8_scale_index(std::int64_t block, std
 }
 
 // The same by slot (block * block_size + offset): a division, which kernels that walk the block
-// table avoid.
-MINIVLLM_HOST_DEVICE inline std::int64_t fp8_slot_scale_index(std::int64_t slot,
-                                                              std::int64_t kv_head,
+// table avoid. The division is in the slot's type: the cache write, whose host bounds the slots,
+// divides in 32 bits; any type gives the same index for the slots it holds.
+template <class Slot>
+MINIVLLM_HOST_DEVICE inline std::int64_t fp8_slot_scale_index(Slot slot, std::int64_t kv_head,
                                                               std::int64_t num_kv_heads,
                                                               std::int64_t block_size) {
-  const std::int64_t block = slot / block_size;
-  return fp8_scale_index(block, slot - block * block_size, kv_head, num_kv_heads, block_size);
+  const auto slot_block_size = static_cast<Slot>(block_size);
+  const Slot block = slot / slot_block_size;
+  return fp8_scale_index(block, slot - block * slot_block_size, kv_head, num_kv_heads, block_size);
 }
 
 }  // namespace minivllm

@@ -111,14 +111,9 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, 6)
         detail::store_e4m3<kElems>(codes + packet * kElems, x[c], inverse);
         detail::store_e4m3<kElems>(codes + (half_packets + packet) * kElems, y[c], inverse);
       }
-      if (rank == 0) {
-        // 32-bit: the host checks num_slots.
-        const auto block_size = static_cast<std::uint32_t>(p.block_size);
-        const std::uint32_t block = static_cast<std::uint32_t>(slot) / block_size;
-        const std::uint32_t offset = static_cast<std::uint32_t>(slot) - block * block_size;
-        scales[fp8_scale_index(block, offset, kv_head, kv_heads, p.block_size)] =
-            e8m0_from_scale(scale);
-      }
+      if (rank == 0)  // dividing in 32 bits: the host checks num_slots
+        scales[fp8_slot_scale_index(static_cast<std::uint32_t>(slot), kv_head, kv_heads,
+                                    p.block_size)] = e8m0_from_scale(scale);
     };
     if (kFp8 && head >= heads + kv_heads) {  // a v head, quantized
       float x[kChunks][kElems] = {}, y[kChunks][kElems] = {};

@@ -96,6 +96,18 @@ TEST(Fp8, AHeadsScalesOfOneBlockAreConsecutiveBytes) {
   EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 30);
 }
 
+// The cache write divides in 32 bits (its host bounds the slots): the same index as in 64, up to
+// the largest 32-bit slot.
+TEST(Fp8, ThirtyTwoBitSlotsGiveTheSameIndex) {
+  for (const std::int64_t block_size : {1, 7, 16, 256})
+    for (const std::int64_t slot : {std::int64_t{0}, block_size - 1, block_size, 5 * block_size + 3,
+                                    std::int64_t{0xFFFFFFFF}})
+      for (const std::int64_t h : {0, 7})
+        EXPECT_EQ(fp8_slot_scale_index(static_cast<std::uint32_t>(slot), h, 8, block_size),
+                  fp8_slot_scale_index(slot, h, 8, block_size))
+            << "slot " << slot << ", block size " << block_size;
+}
+
 TEST(Fp8, QuantizedHeadsRoundTripWithinHalfAStepOfTheirScale) {
   std::vector<float> x(128);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * i) * 3.0f;

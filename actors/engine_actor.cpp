@@ -221,9 +221,14 @@ engine_actor spawn_engine(caf::actor_system& sys, const RuntimeSpec& spec, std::
               auto& st = self->state;
               if (!out.worker_lost.empty() || out.worker_restored) {
                 const caf::strong_actor_ptr& from = self->current_sender();
-                for (std::size_t r = 0; r < st.schedulers.size(); ++r)
-                  if (caf::actor_cast<caf::strong_actor_ptr>(st.schedulers[r]) == from)
-                    st.router->set_serving(r, out.worker_restored);
+                for (std::size_t r = 0; r < st.schedulers.size(); ++r) {
+                  if (caf::actor_cast<caf::strong_actor_ptr>(st.schedulers[r]) != from) continue;
+                  st.router->set_serving(r, out.worker_restored);
+                  // Only now does a request sent after this line reach a serving scheduler.
+                  if (out.worker_restored)
+                    log_line(LogLevel::info,
+                             "replica " + std::to_string(r) + " takes requests again");
+                }
               }
               st.events.device_lost = !out.device_lost.empty();
               st.table->apply(out, st.events);

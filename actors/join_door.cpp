@@ -121,8 +121,6 @@ void on_down(pointer self, const caf::down_msg& down) {
         (down.source != s.joiner && down.source != s.worker.address()))
       continue;
     const std::string why = st.slot_name(s) + " was lost (" + self->system().render(down.reason) + ")";
-    log_line(LogLevel::warn, why + "; waiting for a worker to join in its place (minivllm worker --connect " +
-                                 st.spec.address + ")");
     if (s.state == Slot::State::joined && !st.groups.empty()) {
       // The group first: the scheduler's restore request, which the engine's message leads to,
       // must find the group already short of this rank.
@@ -132,6 +130,9 @@ void on_down(pointer self, const caf::down_msg& down) {
       caf::send_as(caf::actor_cast<caf::actor>(self), st.engine, lost_atom_v,
                    static_cast<std::int32_t>(s.replica), why);
     }
+    // After the messages: a request sent once this line is seen finds the engine told.
+    log_line(LogLevel::warn, why + "; waiting for a worker to join in its place (minivllm worker --connect " +
+                                 st.spec.address + ")");
     s = Slot{Slot::State::open, s.replica, s.rank, {}, {}, {}, {}};
   }
 }

@@ -240,6 +240,7 @@ class RemoteWorkersTest(unittest.TestCase):
 
         self.start(["worker", "--connect", address, "--token-file", self.token])
         server.wait_for(r"the worker group is whole again")
+        server.wait_for(r"replica 0 takes requests again")
         r = post(greedy)
         self.assertEqual(r.status, 200)
         self.assertEqual(json.loads(r.read())["choices"][0]["text"], before)
@@ -278,6 +279,7 @@ class RemoteWorkersTest(unittest.TestCase):
 
         second = self.start(["worker", "--connect", address, "--token-file", self.token])
         server.wait_for(r"the worker group is whole again")
+        server.wait_for(r"replica 1 takes requests again")
         for _ in range(2):
             r = post(greedy)
             self.assertEqual(r.status, 200)

@@ -215,12 +215,12 @@ template <int D>
 __device__ __forceinline__ void store_fp8_tile(const Fp8Pieces<D>& pieces, unsigned char* stage) {
   using L = Layout<D>;
   const int chunk = threadIdx.x % L::kChunks, first = threadIdx.x / L::kChunks;
+  const auto scale = [](std::uint32_t e8m0) {
+    return e8m0_to_scale(static_cast<std::uint8_t>(e8m0));
+  };
 #pragma unroll
   for (int i = 0; i < Fp8Pieces<D>::kCount; ++i) {
     const std::uint32_t dst = L::template offset<L::kKeys>(first + i * L::kRowsPerPass, chunk);
-    const auto scale = [](std::uint32_t e8m0) {
-      return e8m0_to_scale(static_cast<std::uint8_t>(e8m0));
-    };
     *reinterpret_cast<uint4*>(stage + dst) =
         dequantize_piece(pieces.key[i], scale(pieces.key_scale[i]));
     *reinterpret_cast<uint4*>(stage + L::kTileBytes + dst) =

@@ -1,5 +1,5 @@
 #pragma once
-// Asynchronous 16-byte (and smaller) copies from global to shared memory (sm_80+ cp.async): a thread queues
+// Asynchronous 16-byte copies from global to shared memory (sm_80+ cp.async): a thread queues
 // loads into a shared-memory ring, keeps computing, and waits only for the oldest group. The
 // copies bypass L1 (.cg): streamed data is read once. Included by .cu files only.
 #include <cstdint>
@@ -15,18 +15,6 @@ __device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool val
   const int src_bytes = valid ? 16 : 0;
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(src),
                "r"(src_bytes)
-               : "memory");
-}
-
-// The same for 8 or 4 bytes (aligned to their size): the fp8 cache's code pieces and scales.
-// cp.async takes these sizes only through L1 (.ca).
-template <int kBytes>
-__device__ __forceinline__ void cp_async_small(void* dst, const void* src, bool valid) {
-  static_assert(kBytes == 4 || kBytes == 8);
-  const auto smem = static_cast<std::uint32_t>(__cvta_generic_to_shared(dst));
-  const int src_bytes = valid ? kBytes : 0;
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem), "l"(src),
-               "n"(kBytes), "r"(src_bytes)
                : "memory");
 }
 

@@ -21,6 +21,7 @@
 #include "kernels/cuda/detail/attention_warp.cuh"
 #include "kernels/cuda/detail/cp_async.cuh"
 #include "kernels/cuda/detail/device_facts.cuh"
+#include "kernels/cuda/detail/fast_exp2.cuh"
 #include "kernels/cuda/detail/fp8.cuh"
 #include "kernels/cuda/detail/warpgroup_mma.cuh"
 #include "kernels/cuda/paged_attention.cuh"
@@ -40,13 +41,6 @@ inline constexpr float kLog2e = 1.4426950408889634f;
 // (prefill_attention.md).
 inline constexpr int kKeysAtHeadDim128 = 128;
 static_assert(kKeysAtHeadDim128 == 64 || kKeysAtHeadDim128 == 128, "wgmma N of 64 or 128");
-
-// 2^x, approximate (2 ulp), flushing denormals; 2^-inf = 0.
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
 
 // Shared memory, 1024-aligned: the block's Q rows (reused to stage the output), then per stage a K
 // and a V tile. Every tile is [D / 64][rows][64] bf16: 128-byte rows, 16-byte chunk c of row r at

@@ -29,6 +29,7 @@
 #include "kernels/cuda/detail/cp_async.cuh"
 #include "kernels/cuda/detail/dependent_launch.cuh"
 #include "kernels/cuda/detail/device_facts.cuh"
+#include "kernels/cuda/detail/fast_exp2.cuh"
 #include "kernels/cuda/detail/fp8.cuh"
 #include "kernels/cuda/detail/mma_sync.cuh"
 #include "kernels/cuda/detail/warpgroup_mma.cuh"
@@ -503,12 +504,22 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // lane 0 copies the tile's 16 key scales and lane 16 its value scales (consecutive bytes);
   // otherwise lane l reads key l % 16's key (l < 16) or value scale.
   constexpr int kCopies = (kLoopChunks + 1) / 2;  // pieces of each operand a lane copies
+  // With the head size known at compile time kChunks divides 32: a lane's pieces are one chunk of
+  // keys kPieceKeys apart, so piece m is piece 0 moved by m * kPieceKeys rows.
+  constexpr int kPieceKeys = kChunks > 0 ? 32 / kChunks : 0;
+  static_assert(kChunks == 0 || (32 % kChunks == 0 && kPieceKeys >= 4));
   const int copy_key = lane % kTileKeys;
-  const auto piece_key = [&](int m) { return (lane + 32 * m) / chunks; };
-  const auto piece_chunk = [&](int m) { return (lane + 32 * m) % chunks; };
+  const auto piece_key = [&](int m) {
+    return kChunks > 0 ? lane / kChunks + m * kPieceKeys : (lane + 32 * m) / chunks;
+  };
+  const auto piece_chunk = [&](int m) {
+    return kChunks > 0 ? lane % kChunks : (lane + 32 * m) % chunks;
+  };
   const auto has_piece = [&](int m) { return lane + 32 * m < kTileKeys * chunks; };
   const std::int32_t* block_table = p.block_tables + unit.seq * p.max_blocks_per_seq;
-  const std::int64_t table_keys = p.max_blocks_per_seq * p.block_size;
+  // Keys are 32-bit (a split's keys_per_split); so is the table's width in keys.
+  const auto table_keys = static_cast<std::int32_t>(
+      min(p.max_blocks_per_seq * p.block_size, std::int64_t{INT32_MAX}));
   const auto block_size = static_cast<std::int32_t>(p.block_size);
   const int step_stride = kWarps * kTileKeys;
   const auto key_begin = static_cast<std::int32_t>(unit.split * plan.keys_per_split);
@@ -528,16 +539,14 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
       return key < table_keys ? block_table[block_of(key)] : 0;
     };
     if (plan.block_aligned) {
-      const std::int32_t b = entry(start);
-#pragma unroll
-      for (int m = 0; m <= kCopies; ++m) blocks[m] = b;
+      blocks[0] = entry(start);  // the tile's one block (the other entries go unused)
       return;
     }
 #pragma unroll
     for (int m = 0; m < kCopies; ++m) blocks[m] = has_piece(m) ? entry(start + piece_key(m)) : 0;
     blocks[kCopies] = entry(start + copy_key);
   };
-  std::int32_t first_blocks[kStages][kCopies + 1];
+  std::int32_t first_blocks[kStages][kCopies + 1] = {};
 #pragma unroll
   for (int j = 0; j < kStages; ++j) lookup(j, first_blocks[j]);
 
@@ -591,6 +600,26 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   const std::int64_t scale_block_stride = fp8_scale_index(1, 0, 0, p.num_kv_heads, block_size);
   const std::int64_t scale_head = fp8_scale_index(0, 0, unit.kv_head, p.num_kv_heads, block_size);
   const std::int64_t row_stride = p.num_kv_heads * p.head_dim;
+  // This lane's piece m: its offset in the codes from the tile's first row, and in a stage. Piece
+  // 0's are computed once; with kChunks > 0 the others follow by constants (piece 0's key is below
+  // kPieceKeys, so moving by k keys flips the swizzle by k % 8), and the loop needs no per-piece
+  // index arithmetic.
+  const auto piece0_codes =
+      static_cast<std::int32_t>(piece_key(0) * row_stride) + 16 * piece_chunk(0);
+  const std::uint32_t piece0_smem = swizzled(piece_key(0), piece_chunk(0));
+  const auto piece_codes = [&](int m) {
+    return kChunks > 0
+               ? piece0_codes + static_cast<std::int32_t>(m * kPieceKeys * row_stride)
+               : static_cast<std::int32_t>(piece_key(m) * row_stride) + 16 * piece_chunk(m);
+  };
+  const auto piece_smem = [&](int m) {
+    if constexpr (kChunks > 0) {
+      const auto flip = static_cast<std::uint32_t>((m * kPieceKeys % 8) << 4);
+      return (piece0_smem ^ flip) + static_cast<std::uint32_t>(128 * m * kPieceKeys);
+    } else {
+      return swizzled(piece_key(m), piece_chunk(m));
+    }
+  };
   const int num_steps =
       key_end > warp_begin ? (key_end - warp_begin + step_stride - 1) / step_stride : 0;
   bool bad = false;
@@ -610,14 +639,13 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
         // One block for the whole tile: one bounds check, one wide multiply.
         const bool in_cache = blocks[0] >= 0 && blocks[0] < p.num_blocks;
         bad |= !in_cache;
-        const std::int64_t first = std::int64_t{blocks[0]} * block_size + offset_in_block(start);
+        const std::int64_t tile =
+            (std::int64_t{blocks[0]} * block_size + offset_in_block(start)) * row_stride;
+        const std::int32_t room = key_end - start;  // the tile's keys inside the split
 #pragma unroll
         for (int m = 0; m < kCopies; ++m) {
-          load[m] = in_cache && has_piece(m) && start + piece_key(m) < key_end;
-          // A lane's piece within the tile: a 32-bit constant.
-          const auto piece =
-              static_cast<std::int32_t>(piece_key(m) * row_stride) + 16 * piece_chunk(m);
-          offsets[m] = load[m] ? first * row_stride + piece : 0;
+          load[m] = in_cache && has_piece(m) && piece_key(m) < room;
+          offsets[m] = tile + piece_codes(m);  // not read where not loaded: no select
         }
         // The tile's scales, past the split's end too (inside the block; their keys are masked).
         if (copy_key == 0)
@@ -650,7 +678,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 #pragma unroll
       for (int m = 0; m < kCopies; ++m) {
         if (!has_piece(m)) break;
-        const std::uint32_t at = swizzled(piece_key(m), piece_chunk(m));
+        const std::uint32_t at = piece_smem(m);
         cp_async_16(reinterpret_cast<char*>(stage.keys) + at, key_cache + offsets[m], load[m]);
         cp_async_16(reinterpret_cast<char*>(stage.values) + at, value_cache + offsets[m], load[m]);
       }
@@ -688,8 +716,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
       for (int h = 0; h < 2; ++h) {
         if (c + h >= kLoopChunks || (kChunks == 0 && c + h >= chunks)) break;
         const std::uint32_t k[4] = {
-            e4m3x2_to_half2_bits(r[2 * h]), e4m3x2_to_half2_bits(r[2 * h + 1]),
-            e4m3x2_to_half2_bits(r[2 * h] >> 16), e4m3x2_to_half2_bits(r[2 * h + 1] >> 16)};
+            e4m3x2_to_half2_bits<0>(r[2 * h]), e4m3x2_to_half2_bits<0>(r[2 * h + 1]),
+            e4m3x2_to_half2_bits<1>(r[2 * h]), e4m3x2_to_half2_bits<1>(r[2 * h + 1])};
         mma_m16n8k16<__half>(h == 0 ? score : score_odd, k, q_frag[c + h][0], q_frag[c + h][1]);
       }
     }
@@ -717,10 +745,11 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
       const float new_max = fmaxf(row_max[h], tile_max);
       grew |= new_max > row_max[h];
       const float base = new_max == -INFINITY ? 0.0f : new_max;  // no key yet: weights 0
-      alpha[h] = exp2f(row_max[h] - base);
-      weight[h] = exp2f(exponent[h] - base);
-      weight[h + 2] = exp2f(exponent[h + 2] - base);
-      row_sum[h] = row_sum[h] * alpha[h] + exp2f(score[h] - base) + exp2f(score[h + 2] - base);
+      alpha[h] = fast_exp2(row_max[h] - base);
+      weight[h] = fast_exp2(exponent[h] - base);
+      weight[h + 2] = fast_exp2(exponent[h + 2] - base);
+      row_sum[h] =
+          row_sum[h] * alpha[h] + fast_exp2(score[h] - base) + fast_exp2(score[h + 2] - base);
       row_max[h] = new_max;
     }
     // P^T as B fragments: lane 4g + t takes head g's weights of keys 2t, 2t + 1 (b0) and
@@ -755,8 +784,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
         // Codes (key 2t, dim d), (2t + 1, d), (2t, d + 1), (2t + 1, d + 1): pairs of keys.
         const std::uint32_t lo = __byte_perm(r[2 * h], 0, 0x3120);
         const std::uint32_t hi = __byte_perm(r[2 * h + 1], 0, 0x3120);
-        const std::uint32_t v[4] = {e4m3x2_to_half2_bits(lo), e4m3x2_to_half2_bits(lo >> 16),
-                                    e4m3x2_to_half2_bits(hi), e4m3x2_to_half2_bits(hi >> 16)};
+        const std::uint32_t v[4] = {e4m3x2_to_half2_bits<0>(lo), e4m3x2_to_half2_bits<1>(lo),
+                                    e4m3x2_to_half2_bits<0>(hi), e4m3x2_to_half2_bits<1>(hi)};
         mma_m16n8k16<__half>(acc[c + h], v, b0, b1);
       }
     }

@@ -34,12 +34,23 @@ __device__ __forceinline__ float2 e4m3x2_to_float2(std::uint16_t codes) {
   return __half22float2(__half2(raw));
 }
 
-// Two codes (first in the low byte of the low half) as f16 (exact: every e4m3 value is an f16),
-// the first in the low half: an A or B register of mma.m16n8k16.f16.
+// The two codes in half kHalf of `codes` (0: the low 16 bits; the first code in the lower byte)
+// as f16 (exact: every e4m3 value is an f16), the first in the low half: an A or B register of
+// mma.m16n8k16.f16. One instruction for either half: the conversion reads a register's upper
+// half in place, where a shift in C++ costs one more.
+template <int kHalf>
 __device__ __forceinline__ std::uint32_t e4m3x2_to_half2_bits(std::uint32_t codes) {
-  const __half2_raw raw =
-      __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(codes & 0xFFFFu), __NV_E4M3);
-  return std::uint32_t{raw.x} | std::uint32_t{raw.y} << 16;
+  static_assert(kHalf == 0 || kHalf == 1);
+  std::uint32_t bits;
+  if constexpr (kHalf == 0)
+    asm("{\n .reg .b16 lo, hi;\n mov.b32 {lo, hi}, %1;\n cvt.rn.f16x2.e4m3x2 %0, lo;\n}\n"
+        : "=r"(bits)
+        : "r"(codes));
+  else
+    asm("{\n .reg .b16 lo, hi;\n mov.b32 {lo, hi}, %1;\n cvt.rn.f16x2.e4m3x2 %0, hi;\n}\n"
+        : "=r"(bits)
+        : "r"(codes));
+  return bits;
 }
 
 // v[i] * inverse as kElems consecutive codes at dst, in one store (kElems 1, 2, 4 or 8; dst

@@ -28,15 +28,9 @@ __device__ __forceinline__ std::uint16_t e4m3x2_from_float(float a, float b) {
   return __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, __NV_E4M3);
 }
 
-// Two codes (first in the low byte) as f32, exact.
-__device__ __forceinline__ float2 e4m3x2_to_float2(std::uint16_t codes) {
-  const __half2_raw raw = __nv_cvt_fp8x2_to_halfraw2(codes, __NV_E4M3);
-  return __half22float2(__half2(raw));
-}
-
 // The two codes in half kHalf of `codes` (0: the low 16 bits; the first code in the lower byte)
 // as f16 (exact: every e4m3 value is an f16), the first in the low half: an A or B register of
-// mma.m16n8k16.f16. One instruction for either half: the conversion reads a register's upper
+// mma.m16n8k16.f16 (decode), or the flash prefill's step to bf16. One instruction for either half: the conversion reads a register's upper
 // half in place, where a shift in C++ costs one more.
 template <int kHalf>
 __device__ __forceinline__ std::uint32_t e4m3x2_to_half2_bits(std::uint32_t codes) {

@@ -561,11 +561,35 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   const int rows = work.rows;
 
   // q as B fragments: lane 4g + t holds head g's dims 16c + 4t .. + 3 of each chunk c (zeros for
-  // heads past the block's rows). Loaded after the first tile's copies are queued: its round trip
-  // then overlaps theirs (q's maximum is a warp reduction, which the compiler does not move
-  // past the copies).
+  // heads past the block's rows).
   std::uint32_t q_frag[kLoopChunks][2];
   float score_scale = p.scale * kLog2e;
+  {
+    float qv[kLoopChunks][4];
+    float amax = 0.0f;
+    const __nv_bfloat16* q_ptr =
+        static_cast<const __nv_bfloat16*>(p.q) + work.q_offset + g * head_dim + 4 * t;
+#pragma unroll
+    for (int c = 0; c < kLoopChunks; ++c)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        qv[c][e] = g < rows && c < chunks ? __bfloat162float(q_ptr[16 * c + e]) : 0.0f;
+        amax = fmaxf(amax, fabsf(qv[c][e]));
+      }
+    amax = warp_max(amax);
+    // f16's largest finite value is 65504: scale q down (exactly) below 2^15 when it is larger.
+    int exponent = 0;
+    frexpf(amax, &exponent);  // amax < 2^exponent
+    const int shift = isfinite(amax) ? max(exponent - 15, 0) : 0;
+    const float down = ldexpf(1.0f, -shift);
+    score_scale = ldexpf(score_scale, shift);
+#pragma unroll
+    for (int c = 0; c < kLoopChunks; ++c) {
+      q_frag[c][0] = pack_half2(qv[c][0] * down, qv[c][1] * down);
+      q_frag[c][1] = pack_half2(qv[c][2] * down, qv[c][3] * down);
+    }
+  }
+
   const std::uint8_t* key_cache =
       static_cast<const std::uint8_t*>(p.key_cache) + unit.kv_head * head_dim;
   const std::uint8_t* value_cache =
@@ -769,32 +793,6 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 
 #pragma unroll
   for (int j = 0; j < kStages - 1; ++j) issue(j, first_blocks[j]);
-  {
-    float qv[kLoopChunks][4];
-    float amax = 0.0f;
-    const __nv_bfloat16* q_ptr =
-        static_cast<const __nv_bfloat16*>(p.q) + work.q_offset + g * head_dim + 4 * t;
-#pragma unroll
-    for (int c = 0; c < kLoopChunks; ++c)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        qv[c][e] = g < rows && c < chunks ? __bfloat162float(q_ptr[16 * c + e]) : 0.0f;
-        amax = fmaxf(amax, fabsf(qv[c][e]));
-      }
-    amax = warp_max(amax);
-    // f16's largest finite value is 65504: scale q down (exactly) below 2^15 when it is larger.
-    int exponent = 0;
-    frexpf(amax, &exponent);  // amax < 2^exponent
-    const int shift = isfinite(amax) ? max(exponent - 15, 0) : 0;
-    const float down = ldexpf(1.0f, -shift);
-    score_scale = ldexpf(score_scale, shift);
-#pragma unroll
-    for (int c = 0; c < kLoopChunks; ++c) {
-      q_frag[c][0] = pack_half2(qv[c][0] * down, qv[c][1] * down);
-      q_frag[c][1] = pack_half2(qv[c][2] * down, qv[c][3] * down);
-    }
-  }
-
   std::int32_t blocks[kCopies + 1];
 #pragma unroll
   for (int m = 0; m <= kCopies; ++m) blocks[m] = first_blocks[kStages - 1][m];

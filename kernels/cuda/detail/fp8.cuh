@@ -30,8 +30,9 @@ __device__ __forceinline__ std::uint16_t e4m3x2_from_float(float a, float b) {
 
 // The two codes in half kHalf of `codes` (0: the low 16 bits; the first code in the lower byte)
 // as f16 (exact: every e4m3 value is an f16), the first in the low half: an A or B register of
-// mma.m16n8k16.f16 (decode), or the flash prefill's step to bf16. One instruction for either half: the conversion reads a register's upper
-// half in place, where a shift in C++ costs one more.
+// mma.m16n8k16.f16 (decode), or the flash prefill's step to bf16. One instruction for either
+// half: the conversion reads a register's upper half in place, where a shift in C++ costs one
+// more.
 template <int kHalf>
 __device__ __forceinline__ std::uint32_t e4m3x2_to_half2_bits(std::uint32_t codes) {
   static_assert(kHalf == 0 || kHalf == 1);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# 2026-12-07 call: run_fp8.sh 2 with the baseline (main before the prefill conversion change),
-# then gpu_prefill_attention_bench A (baseline) / B alternated twice into prefill-attention.txt.
+# 2026-12-06 (ran 23:55 UTC on an H200): run_fp8.sh 2 with the baseline (main before the
+# prefill conversion change), then gpu_prefill_attention_bench A (baseline) / B alternated twice
+# into prefill-attention.txt.
 set -uo pipefail
 bash scripts/gpu/run_fp8.sh 2
 out=${OUT:-/tmp/gpu-out}

@@ -308,8 +308,11 @@ TEST_F(PagedAttentionKernel, Fp8CacheMatchesReference) {
       const auto row = static_cast<std::ptrdiff_t>(heads.heads * heads.head_dim);
       EXPECT_TRUE(std::all_of(got_bad.begin() + 2 * row, got_bad.begin() + 3 * row,
                               [](float x) { return std::isnan(x); }));
-      for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(got_bad.size()); ++i)
-        if (i < 2 * row || i >= 3 * row) EXPECT_FALSE(std::isnan(got_bad[i])) << "output " << i;
+      for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(got_bad.size()); ++i) {
+        if (i < 2 * row || i >= 3 * row) {
+          EXPECT_FALSE(std::isnan(got_bad[i])) << "output " << i;
+        }
+      }
 
       // A long-context batch under half a wave with its total context given: an fp8 cache's
       // doubled, balanced splits (kernels/cuda/decode_plan.hpp), and each workspace.
